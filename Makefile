@@ -1,0 +1,43 @@
+# Two commands on a fresh machine: `make demo` (the main job) and `make test` (the whole suite).
+# Both create .venv and install what they need; torch is pinned on the same pip line so that the
+# CPU build is taken (an unpinned torch pulls a multi-GB CUDA build).
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+TORCH  ?= torch==2.13.0
+
+# Tests run single-threaded (the biggest speed lever on 2 cores; see shared/design/engineering.md §2).
+TEST_ENV := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 NUMBA_NUM_THREADS=1 \
+            TRITON_INTERPRET=1 MPLBACKEND=Agg NUMBA_CACHE_DIR=$(HOME)/.cache/sklearn_frontier/numba
+
+.PHONY: demo test install install-test bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade "pip>=24"
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q $(TORCH) -e .
+	@$(BIN)/python -c "import torch,sys; sys.exit(0 if torch.__version__.endswith('+cpu') or torch.cuda.is_available() else 1)" \
+	  || (echo "a CUDA torch build was pulled in; recreate .venv" >&2; exit 1)
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q $(TORCH) -e ".[test,triton]"
+	@if $(BIN)/pip list 2>/dev/null | grep -Eiq '^(nvidia|cuda)-'; then echo "CUDA packages pulled in" >&2; exit 1; fi
+	touch $(VENV)/.installed $@
+
+install: $(VENV)/.installed
+install-test: $(VENV)/.installed-test
+
+demo: $(VENV)/.installed
+	$(BIN)/python -m sklearn_frontier.demo
+
+test: $(VENV)/.installed-test
+	$(TEST_ENV) $(BIN)/python -m pytest -q -p no:cacheprovider --timeout=900
+
+bench: $(VENV)/.installed-test
+	$(BIN)/python -m benchmarks
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info

@@ -1,0 +1,1 @@
+"""Benchmarks: ``python -m benchmarks NAME [options]`` runs ``benchmarks/NAME.py``'s ``main``."""

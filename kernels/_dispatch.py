@@ -1,0 +1,182 @@
+"""One dispatch point for every numeric kernel.
+
+A kernel is registered once with its reference implementation (numpy or torch, the oracle) and its
+fast twins (numba on CPU, Triton on CUDA), given as ``"module:function"`` strings so that numba and
+triton are imported only when a twin actually runs. :func:`get_config` ``["backend"]`` picks the twin.
+
+Each registration also carries ``make_inputs(rng) -> (args, kwargs)`` and a tolerance, which the
+suite's twin test (``tests/test_kernels.py``) uses to check every twin against its reference.
+"""
+
+import functools
+import importlib
+import importlib.util
+import os
+from dataclasses import dataclass, field
+
+from sklearn_frontier._config import get_config
+
+__all__ = [
+    "KernelSpec",
+    "register_kernel",
+    "registered_kernels",
+    "get_implementation",
+    "available_backends",
+    "triton_available",
+    "triton_interpret",
+    "cuda_available",
+]
+
+_REGISTRY = {}
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """Everything known about one kernel: its implementations and how to test them."""
+
+    name: str
+    reference: str
+    numba: str | None = None
+    triton: str | None = None
+    make_inputs: object = None  # callable rng -> (args, kwargs), for the twin test
+    rtol: float = 1e-10
+    atol: float = 1e-12
+    compare: object = None  # optional callable(ref_out, twin_out) raising AssertionError
+    doc: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+def _load(path):
+    module, _, func = path.partition(":")
+    return getattr(importlib.import_module(module), func)
+
+
+def triton_available():
+    """True when the ``triton`` package can be imported."""
+    return importlib.util.find_spec("triton") is not None
+
+
+def triton_interpret():
+    """True when Triton kernels run in the CPU interpreter (``TRITON_INTERPRET=1``)."""
+    return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+
+
+def cuda_available():
+    """True when torch is imported-able and sees a CUDA device (torch is not imported otherwise)."""
+    if importlib.util.find_spec("torch") is None:
+        return False
+    import torch
+
+    return bool(torch.cuda.is_available())
+
+
+def _numba_available():
+    return importlib.util.find_spec("numba") is not None
+
+
+def available_backends(name):
+    """Backends that can run kernel ``name`` on this machine, best first."""
+    spec = _REGISTRY[name]
+    out = []
+    if spec.triton is not None and triton_available() and (cuda_available() or triton_interpret()):
+        out.append("triton")
+    if spec.numba is not None and _numba_available():
+        out.append("numba")
+    out.append("reference")
+    return out
+
+
+def _resolve_backend(spec, backend):
+    if backend == "auto":
+        if spec.triton is not None and triton_available() and cuda_available() and not triton_interpret():
+            return "triton"
+        if spec.numba is not None and _numba_available():
+            return "numba"
+        return "reference"
+    if backend == "reference":
+        return "reference"
+    if backend == "numba":
+        if spec.numba is None:
+            return "reference"  # kernel has no numba twin by design (GEMM-bound torch code)
+        if not _numba_available():
+            raise RuntimeError(f"backend='numba' was requested for kernel {spec.name!r} but numba is not installed.")
+        return "numba"
+    if backend == "triton":
+        if spec.triton is None:
+            # By design (documented per kernel): launch-bound kernels have no Triton twin; use the CPU twin.
+            return _resolve_backend(spec, "numba")
+        if not triton_available():
+            raise RuntimeError(
+                f"backend='triton' was requested for kernel {spec.name!r} but triton is not installed "
+                "(pip install 'sklearn-frontier[triton]')."
+            )
+        if not (cuda_available() or triton_interpret()):
+            raise RuntimeError(
+                f"backend='triton' was requested for kernel {spec.name!r} but there is no CUDA device; "
+                "set TRITON_INTERPRET=1 before importing to run Triton kernels in the CPU interpreter."
+            )
+        return "triton"
+    raise ValueError(f"Unknown backend {backend!r}.")
+
+
+def get_implementation(name, backend=None):
+    """Return ``(backend, function)`` for kernel ``name`` under ``backend`` (default: the config)."""
+    try:
+        spec = _REGISTRY[name]
+    except KeyError:
+        raise KeyError(f"No kernel named {name!r}; registered: {sorted(_REGISTRY)}") from None
+    resolved = _resolve_backend(spec, backend or get_config()["backend"])
+    path = {"reference": spec.reference, "numba": spec.numba, "triton": spec.triton}[resolved]
+    func = _load(path)
+    if resolved == "numba":
+        func = _numba_guard(func)
+    return resolved, func
+
+
+def _numba_guard(func):
+    """Keep torch's thread count across numba calls (numba's OpenMP layer may resize the shared pool)."""
+    import sys
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        torch = sys.modules.get("torch")
+        n_threads = torch.get_num_threads() if torch is not None else None
+        try:
+            return func(*args, **kwargs)
+        finally:
+            if torch is not None and torch.get_num_threads() != n_threads:
+                torch.set_num_threads(n_threads)
+
+    return wrapper
+
+
+def register_kernel(name, *, reference, numba=None, triton=None, make_inputs=None, rtol=1e-10, atol=1e-12,
+                    compare=None):
+    """Register kernel ``name`` and return its public dispatching function.
+
+    ``reference``, ``numba`` and ``triton`` are ``"module:function"`` paths with one signature.
+    The returned function takes the same arguments and runs the implementation chosen by the
+    current ``backend`` setting.
+    """
+    reference_func = _load(reference)
+    spec = KernelSpec(name=name, reference=reference, numba=numba, triton=triton, make_inputs=make_inputs,
+                      rtol=rtol, atol=atol, compare=compare, doc=reference_func.__doc__ or "")
+    _REGISTRY[name] = spec
+
+    @functools.wraps(reference_func)
+    def dispatch(*args, **kwargs):
+        _, func = get_implementation(name)
+        return func(*args, **kwargs)
+
+    dispatch.__name__ = name
+    dispatch.__qualname__ = name
+    dispatch.kernel_spec = spec
+    return dispatch
+
+
+def registered_kernels():
+    """All registered kernel specs, keyed by name (importing every kernel module first)."""
+    from sklearn_frontier.kernels import _import_all_kernel_modules
+
+    _import_all_kernel_modules()
+    return dict(_REGISTRY)

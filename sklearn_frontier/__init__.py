@@ -1,0 +1,53 @@
+"""sklearn_frontier: scikit-learn compatible estimators for seven new machine-learning methods.
+
+Public names are imported lazily (PEP 562), so ``import sklearn_frontier`` stays cheap: torch,
+numba and POT load only when an estimator that needs them is used.
+"""
+
+import importlib
+
+from ._config import config_context, get_config, set_config
+from ._registry import all_estimators
+
+__version__ = "0.1.0"
+
+# name -> module that defines it. Each method family owns one block.
+_LAZY = {}
+_EXPORTS = {
+    # sufficient dimension reduction (SMAVE)
+    "sklearn_frontier.sdr": [],
+    # spanning-tree regression (PR-BAST, BAST)
+    "sklearn_frontier.spanning_trees": [],
+    # configuration mixing (MixConfig)
+    "sklearn_frontier.configurations": [],
+    # instrumental-variable regression
+    "sklearn_frontier.iv": [],
+    # collapsed effective operators (CEO)
+    "sklearn_frontier.topology": [],
+    # active annotation (MA3S)
+    "sklearn_frontier.annotation": [],
+    # weight quantization (TwinQuant, WUSH)
+    "sklearn_frontier.quantization": [],
+    # shared data generators
+    "sklearn_frontier.datasets": [],
+    "sklearn_frontier.exceptions": [],
+}
+for _module, _names in _EXPORTS.items():
+    for _name in _names:
+        _LAZY[_name] = _module
+
+__all__ = ["config_context", "get_config", "set_config", "all_estimators", "__version__", *_LAZY]
+
+
+def __getattr__(name):
+    try:
+        module = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

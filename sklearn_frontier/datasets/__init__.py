@@ -1,0 +1,20 @@
+"""Data generators with known answers (planted subspaces, causal effects, clusters, posteriors).
+
+Each method family keeps its generators in a private module here; public names are re-exported.
+"""
+
+import importlib
+
+_EXPORTS = {
+    # "_sdr": ["make_sdr_regression"], ...: each method family adds its module and names.
+}
+_LAZY = {name: module for module, names in _EXPORTS.items() for name in names}
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name):
+    try:
+        module = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

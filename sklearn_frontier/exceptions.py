@@ -1,0 +1,3 @@
+"""Warnings and errors raised by sklearn_frontier estimators."""
+
+__all__ = []
