@@ -10,7 +10,7 @@ TORCH  ?= torch==2.13.0
 TEST_ENV := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 NUMBA_NUM_THREADS=1 \
             TRITON_INTERPRET=1 MPLBACKEND=Agg NUMBA_CACHE_DIR=$(HOME)/.cache/sklearn_frontier/numba
 
-.PHONY: demo test install install-test bench clean
+.PHONY: demo test install install-test bench docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,5 +39,15 @@ test: $(VENV)/.installed-test
 bench: $(VENV)/.installed-test
 	$(BIN)/python -m benchmarks
 
+# The documentation site (not part of `make test`: it executes every example). Warnings are errors.
+$(VENV)/.installed-docs: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q $(TORCH) -e ".[test,docs]"
+	@if $(BIN)/pip list 2>/dev/null | grep -Eiq '^(nvidia|cuda)-'; then echo "CUDA packages pulled in" >&2; exit 1; fi
+	touch $(VENV)/.installed $@
+
+docs: $(VENV)/.installed-docs
+	$(TEST_ENV) $(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
+	@echo "open docs/_build/html/index.html"
+
 clean:
-	rm -rf $(VENV) build dist *.egg-info
+	rm -rf $(VENV) build dist *.egg-info docs/_build docs/_generated docs/auto_examples docs/sg_execution_times.rst

@@ -15,22 +15,28 @@ __version__ = "0.1.0"
 _LAZY = {}
 _EXPORTS = {
     # sufficient dimension reduction (SMAVE)
-    "sklearn_frontier.sdr": [],
+    "sklearn_frontier.sdr": ["SMAVE", "OPG", "RMAVE", "MAVEDimensionCV", "SMAVERegressor", "subspace_distance"],
     # spanning-tree regression (PR-BAST, BAST)
-    "sklearn_frontier.spanning_trees": [],
+    "sklearn_frontier.spanning_trees": ["PRBASTRegressor", "BASTRegressor"],
     # configuration mixing (MixConfig)
-    "sklearn_frontier.configurations": [],
+    "sklearn_frontier.configurations": ["ConfigurationExtractor", "MixConfigAugmenter", "configurations_from_graph",
+                                        "plot_resolution_profile"],
     # instrumental-variable regression
-    "sklearn_frontier.iv": [],
+    "sklearn_frontier.iv": ["InstrumentGuidedRepresentation", "InstrumentGuidedIVRegressor", "TwoStageLeastSquares",
+                            "PCATwoStageLeastSquares", "make_pca_2sls", "projected_mse", "make_iv_scorer"],
     # collapsed effective operators (CEO)
-    "sklearn_frontier.topology": [],
+    "sklearn_frontier.topology": ["CollapsedLaplacian", "CEOSpectralClustering", "CEOSmoother",
+                                  "HypergraphSpectralClustering"],
     # active annotation (MA3S)
-    "sklearn_frontier.annotation": [],
+    "sklearn_frontier.annotation": ["MA3SAnnotator", "RoundRobinAnnotator", "RandomAnnotator", "SimulatedCrowd",
+                                    "run_annotation_loop", "majority_vote", "dawid_skene", "to_annotation_matrix",
+                                    "to_long_format", "load_annotator", "replay_journal"],
     # weight quantization (TwinQuant, WUSH)
-    "sklearn_frontier.quantization": [],
+    "sklearn_frontier.quantization": ["TwinQuant", "RTNQuantizer", "SVDQuantizer", "WUSHQuantizer",
+                                      "CalibrationStats", "TwinQuantLinear", "quantize_model"],
     # shared data generators
-    "sklearn_frontier.datasets": [],
-    "sklearn_frontier.exceptions": [],
+    "sklearn_frontier.datasets": ["make_sdr_regression", "make_hypergraph_sbm", "make_horseshoe", "horseshoe_boundary", "make_rotated_u", "make_two_regime_hierarchy"],
+    "sklearn_frontier.exceptions": ["WeakInstrumentWarning", "UnidentifiedInterventionWarning", "IVScoreWarning", "ConfigurationFallbackWarning"],
 }
 for _module, _names in _EXPORTS.items():
     for _name in _names:

@@ -1,3 +1,44 @@
 """Warnings and errors raised by sklearn_frontier estimators."""
 
 __all__ = []
+
+
+# --- instrumental-variable regression (sklearn_frontier.iv) ---
+class WeakInstrumentWarning(UserWarning):
+    """The instruments barely move the learned treatment directions (Cragg–Donald below the threshold).
+
+    Estimates and intervals are then unreliable (weak-IV bias towards OLS, non-normal sampling
+    distribution). The message lists the first-stage singular values, per-direction F statistics and
+    the Cragg–Donald statistic.
+    """
+
+
+class UnidentifiedInterventionWarning(UserWarning):
+    """A requested treatment shift lies mostly outside the identified (instrumented) subspace.
+
+    Only the part of the shift inside the span of the learned directions is identified by the
+    instruments; the reported effect ignores the rest.
+    """
+
+
+class IVScoreWarning(UserWarning):
+    """An IV regressor fitted with instruments was scored without them, so R² is used.
+
+    R² on a confounded outcome rewards absorbing the confounding; pass ``Z`` (or use
+    :func:`sklearn_frontier.iv.make_iv_scorer` with metadata routing) for model selection.
+    """
+
+
+__all__ += ["WeakInstrumentWarning", "UnidentifiedInterventionWarning", "IVScoreWarning"]
+
+
+# --- configuration mixing (sklearn_frontier.configurations) ---
+class ConfigurationFallbackWarning(UserWarning):
+    """No partition passed the configuration filters (too few samples or no cluster structure).
+
+    The extractor then keeps one fallback configuration: the partition at resolution 1 when it has
+    at least two clusters, else the trivial one-cluster partition (its stability band width is 0).
+    """
+
+
+__all__ += ["ConfigurationFallbackWarning"]

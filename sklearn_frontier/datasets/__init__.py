@@ -7,6 +7,13 @@ import importlib
 
 _EXPORTS = {
     # "_sdr": ["make_sdr_regression"], ...: each method family adds its module and names.
+    "_sdr": ["make_sdr_regression"],
+    "_configurations": ["make_two_regime_hierarchy"],
+    "_iv": ["make_iv_many_treatments", "make_iv_digits"],
+    "_topology": ["make_hypergraph_sbm"],
+    "_quantization": ["make_outlier_weights", "make_outlier_activations"],
+    "_spanning_trees": ["make_horseshoe", "horseshoe_boundary", "horseshoe_function", "make_rotated_u",
+                        "rotated_u_boundary"],
 }
 _LAZY = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = sorted(_LAZY)

@@ -1,0 +1,82 @@
+"""Reference (numpy / torch) bodies of the quantization kernels: the oracles of the numba and Triton twins."""
+
+import numpy as np
+
+
+def pack_int4(codes):
+    """Pack int8 codes (m, n) into uint8 (m, ceil(n/2)): column 2j in the low nibble, 2j+1 in the high one."""
+    codes = np.asarray(codes)
+    m, n = codes.shape
+    nib = (codes.astype(np.int16) & 15).astype(np.uint8)
+    if n % 2:
+        nib = np.concatenate([nib, np.zeros((m, 1), dtype=np.uint8)], axis=1)
+    return np.ascontiguousarray(nib[:, 0::2] | (nib[:, 1::2] << 4))
+
+
+def unpack_int4(packed, n, signed):
+    """Inverse of :func:`pack_int4`: int8 (m, n), sign-extended (two's complement) when ``signed``."""
+    packed = np.asarray(packed, dtype=np.uint8)
+    m = packed.shape[0]
+    out = np.empty((m, 2 * packed.shape[1]), dtype=np.int16)
+    out[:, 0::2] = packed & 15
+    out[:, 1::2] = packed >> 4
+    out = out[:, :n]
+    if signed:
+        out = np.where(out >= 8, out - 16, out)
+    return np.ascontiguousarray(out.astype(np.int8))
+
+
+def accumulate_gram(X):
+    """``X^T X`` in float64 (unnormalised; callers divide by the token count)."""
+    X = np.asarray(X, dtype=np.float64)
+    return X.T @ X
+
+
+def sylvester_hadamard(n):
+    h = np.ones((1, 1))
+    while h.shape[0] < n:
+        h = np.block([[h, h], [h, -h]])
+    return h
+
+
+def fwht(X):
+    """Normalised Walsh-Hadamard transform of each row, ``X @ Had_n / sqrt(n)`` (n a power of 2)."""
+    X = np.asarray(X, dtype=np.float64)
+    n = X.shape[1]
+    return X @ sylvester_hadamard(n) / np.sqrt(n)
+
+
+def dequantize_int4_torch(qweight, scales, zeros, group_size, n):
+    """Float32 (N, K) dequantized int4 weight (without tensor scale) from packed bytes, torch."""
+    import torch
+
+    q = qweight.to(torch.int16)
+    codes = torch.stack([q & 15, q >> 4], dim=-1).reshape(q.shape[0], -1)[:, :n].to(torch.float32)
+    gidx = torch.arange(n, device=qweight.device) // group_size
+    s = scales.to(torch.float32)[:, gidx]
+    if zeros is None:
+        codes = torch.where(codes >= 8, codes - 16, codes)
+    else:
+        codes = codes - zeros.to(torch.float32)[:, gidx]
+    return codes * s
+
+
+def dual_matmul(x, qweight, scales, zeros, tensor_scale, up, down, t, bias, group_size):
+    """``tensor_scale (t*x) deq(W)^T + (x down^T) up^T + bias`` with float32 accumulation, torch.
+
+    x (M, K) float32/float16; qweight uint8 (N, ceil(K/2)); scales (N, G); zeros uint8 (N, G) or None
+    (symmetric two's-complement codes); up (N, r), down (r, K) or None; t (K,) or None; bias (N,) or None.
+    Returns (M, N) in x's dtype.
+    """
+    import torch
+
+    K = x.shape[1]
+    xf = x.to(torch.float32)
+    w = dequantize_int4_torch(qweight, scales, zeros, group_size, K)
+    xr = xf if t is None else xf * t.to(torch.float32)
+    y = (xr @ w.T) * float(tensor_scale)
+    if up is not None and up.shape[1] > 0:
+        y = y + (xf @ down.to(torch.float32).T) @ up.to(torch.float32).T
+    if bias is not None:
+        y = y + bias.to(torch.float32)
+    return y.to(x.dtype)

@@ -1,0 +1,142 @@
+"""numba twins of the spanning-tree kernels (see ``_spanning_tree_reference``)."""
+
+import numpy as np
+from numba import boolean, float64, int64, njit, types
+
+_F1 = types.Array(float64, 1, "C", readonly=True)
+_I1 = types.Array(int64, 1, "C", readonly=True)
+_I2 = types.Array(int64, 2, "C", readonly=True)
+_B1 = types.Array(boolean, 1, "C", readonly=True)
+
+
+@njit(int64[::1](int64, _I2, _F1), cache=True, nogil=True)
+def kruskal_mst(n, edges, weights):
+    order = np.argsort(weights, kind="mergesort")
+    parent = np.arange(n)
+    rank = np.zeros(n, dtype=np.int64)
+    out = np.empty(max(n - 1, 0), dtype=np.int64)
+    m = 0
+    for idx in range(order.shape[0]):
+        if m == n - 1:
+            break
+        e = order[idx]
+        a = edges[e, 0]
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        b = edges[e, 1]
+        while parent[b] != b:
+            parent[b] = parent[parent[b]]
+            b = parent[b]
+        if a == b:
+            continue
+        if rank[a] < rank[b]:
+            a, b = b, a
+        parent[b] = a
+        if rank[a] == rank[b]:
+            rank[a] += 1
+        out[m] = e
+        m += 1
+    return out[:m].copy()
+
+
+@njit(types.Tuple((int64[::1], int64[::1], int64[::1]))(int64, _I2, _I1, int64), cache=True, nogil=True)
+def root_tree(n, edges, tree_edges, root):
+    m = tree_edges.shape[0]
+    deg = np.zeros(n + 1, dtype=np.int64)
+    for k in range(m):
+        e = tree_edges[k]
+        deg[edges[e, 0] + 1] += 1
+        deg[edges[e, 1] + 1] += 1
+    start = np.cumsum(deg)
+    fill = start[:-1].copy()
+    nbr = np.empty(2 * m, dtype=np.int64)
+    nbr_edge = np.empty(2 * m, dtype=np.int64)
+    for k in range(m):
+        e = tree_edges[k]
+        u = edges[e, 0]
+        v = edges[e, 1]
+        nbr[fill[u]] = v
+        nbr_edge[fill[u]] = e
+        fill[u] += 1
+        nbr[fill[v]] = u
+        nbr_edge[fill[v]] = e
+        fill[v] += 1
+    parent = np.full(n, -2, dtype=np.int64)
+    parent_edge = np.full(n, -1, dtype=np.int64)
+    order = np.empty(n, dtype=np.int64)
+    parent[root] = -1
+    order[0] = root
+    head = 0
+    tail = 1
+    while head < tail:
+        u = order[head]
+        head += 1
+        for j in range(start[u], start[u + 1]):
+            v = nbr[j]
+            if parent[v] == -2:
+                parent[v] = u
+                parent_edge[v] = nbr_edge[j]
+                order[tail] = v
+                tail += 1
+    if tail != n:
+        raise ValueError("tree_edges do not span the vertices.")
+    return order, parent, parent_edge
+
+
+@njit(int64[::1](_I1, _I1, _B1), cache=True, nogil=True)
+def partition_labels(order, parent, cut):
+    n = order.shape[0]
+    labels = np.empty(n, dtype=np.int64)
+    k = 0
+    for i in range(n):
+        v = order[i]
+        if parent[v] < 0 or cut[v]:
+            labels[v] = k
+            k += 1
+        else:
+            labels[v] = labels[parent[v]]
+    return labels
+
+
+@njit(float64[::1](_I1, _I1, _F1, _I2), cache=True, nogil=True)
+def tree_path_lengths(order, parent, parent_length, pairs):
+    n = order.shape[0]
+    depth = np.zeros(n, dtype=np.int64)
+    dist = np.zeros(n)
+    for i in range(1, n):
+        v = order[i]
+        depth[v] = depth[parent[v]] + 1
+        dist[v] = dist[parent[v]] + parent_length[v]
+    levels = 1
+    while (1 << levels) < n:
+        levels += 1
+    up = np.empty((levels, n), dtype=np.int64)
+    for v in range(n):
+        up[0, v] = parent[v] if parent[v] >= 0 else v
+    for j in range(1, levels):
+        for v in range(n):
+            up[j, v] = up[j - 1, up[j - 1, v]]
+    out = np.empty(pairs.shape[0])
+    for k in range(pairs.shape[0]):
+        a = pairs[k, 0]
+        b = pairs[k, 1]
+        if depth[a] < depth[b]:
+            t = a
+            a = b
+            b = t
+        diff = depth[a] - depth[b]
+        j = 0
+        while diff > 0:
+            if diff & 1:
+                a = up[j, a]
+            diff >>= 1
+            j += 1
+        if a != b:
+            for j in range(levels - 1, -1, -1):
+                if up[j, a] != up[j, b]:
+                    a = up[j, a]
+                    b = up[j, b]
+            a = up[0, a]
+        out[k] = dist[pairs[k, 0]] + dist[pairs[k, 1]] - 2.0 * dist[a]
+    return out

@@ -1,0 +1,101 @@
+"""Annotation kernels of MA3S: margin-Beta uncertainty, online label application, tie keys.
+
+Each kernel has a numpy/scipy reference (``_annotation_reference.py``) and a numba twin
+(``_annotation_numba.py``); there is no Triton twin by design (sequential, tiny steps), so
+``backend="triton"`` runs the numba twin.
+"""
+
+import numpy as np
+
+from ._dispatch import register_kernel
+
+__all__ = ["betainc_half", "splitmix64_keys", "refresh_rows", "apply_labels", "homophily_tallies"]
+
+_REF = "sklearn_frontier.kernels._annotation_reference:"
+_NUMBA = "sklearn_frontier.kernels._annotation_numba:"
+
+
+def _betainc_inputs(rng):
+    n = int(rng.integers(1, 40))
+    kind = rng.integers(3)
+    if kind == 0:  # log grid, the full documented range
+        a, b = 10.0 ** rng.uniform(-3, 4, n), 10.0 ** rng.uniform(-3, 4, n)
+    elif kind == 1:  # integer shapes (counts + prior (1, 1))
+        a, b = rng.integers(1, 31, n).astype(float), rng.integers(1, 31, n).astype(float)
+    else:  # near-ties of large shapes, the hardest case
+        a = 10.0 ** rng.uniform(1, 4, n)
+        b = a + rng.normal(0, 3, n)
+        b = np.abs(b) + 1e-3
+    return (a, b), {}
+
+
+def _splitmix_inputs(rng):
+    n = int(rng.integers(1, 50))
+    return (rng.integers(0, 2**63, n, dtype=np.uint64) * np.uint64(2) + rng.integers(0, 2, n, dtype=np.uint64),), {}
+
+
+def _random_state_inputs(rng, with_graph=True):
+    n, K = int(rng.integers(2, 30)), int(rng.integers(1, 5))
+    C = rng.integers(0, 4, (n, K)).astype(float)
+    N = rng.random((n, K)) * 3
+    return n, K, C, N
+
+
+def _refresh_inputs(rng):
+    n, K, C, N = _random_state_inputs(rng)
+    rows = rng.integers(0, n, int(rng.integers(1, 2 * n)))
+    lam = float(rng.choice([0.0, 0.5, 1.0]))
+    return (C, N, lam, rows, 1.0, float(rng.choice([1.0, 2.0]))), {}
+
+
+def _csr(rng, n, k):
+    import scipy.sparse as sp
+
+    idx = np.stack([rng.choice(np.delete(np.arange(n), i), size=k, replace=False) for i in range(n)])
+    w = rng.random((n, k))
+    w /= w.sum(axis=1, keepdims=True)
+    W = sp.csr_matrix((w.ravel(), idx.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n))
+    W.sort_indices()
+    return W
+
+
+def _apply_inputs(rng):
+    from ._annotation_reference import homophily_tallies as tallies_of
+
+    n = int(rng.integers(3, 25))
+    K = int(rng.integers(1, 4))
+    k = int(rng.integers(1, min(n - 1, 5) + 1))
+    W = _csr(rng, n, k)
+    separate_h = bool(rng.integers(2))
+    P = (W + 0.5 * (W @ W)).tocsr() if separate_h else W
+    PT, WT = P.T.tocsr(), W.T.tocsr()
+    PT.sort_indices()
+    WT.sort_indices()
+    C = rng.integers(0, 3, (n, K)).astype(float)
+    N = np.asarray(P @ C)
+    H = np.asarray(W @ C) if separate_h else np.zeros((0, K))
+    tallies = tallies_of(C, H if separate_h else N)
+    m = int(rng.integers(1, 3 * n))
+    rows, codes = rng.integers(0, n, m), rng.integers(0, K, m)
+    arr = lambda a, t: np.ascontiguousarray(a, dtype=t)  # noqa: E731
+    return (C, N, H, tallies, rows, codes, arr(PT.indptr, np.int64), arr(PT.indices, np.int64),
+            arr(PT.data, np.float64), arr(WT.indptr, np.int64), arr(WT.indices, np.int64),
+            arr(WT.data, np.float64), True, separate_h), {}
+
+
+def _tallies_inputs(rng):
+    n, K, C, N = _random_state_inputs(rng)
+    C[rng.random(n) < 0.3] = 0.0
+    return (C, N), {}
+
+
+betainc_half = register_kernel("betainc_half", reference=_REF + "betainc_half", numba=_NUMBA + "betainc_half",
+                               make_inputs=_betainc_inputs, rtol=0.0, atol=1e-12)
+splitmix64_keys = register_kernel("splitmix64_keys", reference=_REF + "splitmix64_keys",
+                                  numba=_NUMBA + "splitmix64_keys", make_inputs=_splitmix_inputs)
+refresh_rows = register_kernel("refresh_rows", reference=_REF + "refresh_rows", numba=_NUMBA + "refresh_rows",
+                               make_inputs=_refresh_inputs, rtol=0.0, atol=1e-12)
+apply_labels = register_kernel("apply_labels", reference=_REF + "apply_labels", numba=_NUMBA + "apply_labels",
+                               make_inputs=_apply_inputs, rtol=0.0, atol=1e-12)
+homophily_tallies = register_kernel("homophily_tallies", reference=_REF + "homophily_tallies",
+                                    numba=_NUMBA + "homophily_tallies", make_inputs=_tallies_inputs)

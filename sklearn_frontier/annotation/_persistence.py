@@ -1,0 +1,256 @@
+"""Pickle-free persistence of annotators (``.npz``), atomic writes, and the label journal."""
+
+import hashlib
+import json
+import os
+import tempfile
+
+import numpy as np
+import scipy.sparse as sp
+
+_TAG = "sklearn_frontier.annotator"
+_VERSION = 1
+
+
+def _classes():
+    from ._annotators import MA3SAnnotator, RandomAnnotator, RoundRobinAnnotator
+
+    return {c.__name__: c for c in (MA3SAnnotator, RoundRobinAnnotator, RandomAnnotator)}
+
+
+def _json_params(est):
+    params = est.get_params(deep=False)
+    out = {}
+    for key, value in params.items():
+        if key == "classes":
+            continue
+        if key == "random_state" and not (value is None or isinstance(value, (int, np.integer))):
+            value = None  # a RandomState cannot be stored; random_seed_ keeps the fitted keys exact
+        if isinstance(value, np.generic):
+            value = value.item()
+        if isinstance(value, tuple):
+            value = list(value)
+        if callable(value):
+            raise TypeError(f"Cannot save a callable parameter {key}={value!r} in a pickle-free state.")
+        out[key] = value
+    return json.dumps(out, allow_nan=True)
+
+
+def _sha256(a):
+    return hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()
+
+
+def state_arrays(est, prefix=""):
+    """The fitted state of ``est`` as a dict of plain numpy arrays (no objects)."""
+    from sklearn.utils.validation import check_is_fitted
+
+    check_is_fitted(est)
+    classes = est.classes_
+    if classes.dtype.kind == "O":
+        if not all(isinstance(c, str) for c in classes):
+            raise TypeError("save_state supports numeric or string classes only (got mixed objects).")
+        classes = classes.astype(str)
+    user_classes = est.classes
+    W = est.graph_.tocsr()
+    arrays = {
+        "tag": np.array(_TAG), "version": np.array(_VERSION), "class_name": np.array(type(est).__name__),
+        "params": np.array(_json_params(est)),
+        "has_user_classes": np.array(user_classes is not None),
+        "user_classes": (np.asarray(user_classes).astype(classes.dtype) if user_classes is not None
+                         else classes[:0]),
+        "X_pool": est.X_pool_, "mean": est.mean_, "scale": est.scale_, "sigma": est.sigma_,
+        "graph_indptr": W.indptr.astype(np.int64), "graph_indices": W.indices.astype(np.int64),
+        "graph_data": W.data, "n_neighbors": np.array(est.n_neighbors_),
+        "feature_names": (np.asarray(est.feature_names_in_).astype(str) if hasattr(est, "feature_names_in_")
+                          else np.zeros(0, dtype=str)),
+        "classes": classes, "codes": est.annotations_, "codes_sha256": np.array(_sha256(est.annotations_)),
+        "counts": est.counts_, "uncertainty": est.uncertainty_, "log": est.log_,
+        "random_seed": np.array(est.random_seed_), "n_labels_seen": np.array(est.n_labels_seen_),
+    }
+    if hasattr(est, "propagated_evidence_"):
+        arrays.update({
+            "N": est.propagated_evidence_, "H": est._h, "tallies": est._tallies,
+            "lambda_steps": np.array(-1 if est._lambda_steps is None else est._lambda_steps),
+            "pt_indptr": est._pt[0], "pt_indices": est._pt[1], "pt_data": est._pt[2],
+            "wt_indptr": est._wt[0], "wt_indices": est._wt[1], "wt_data": est._wt[2],
+            "separate_h": np.array(est._separate_h),
+        })
+    return {prefix + k: v for k, v in arrays.items()}
+
+
+def from_state_arrays(data, prefix="", expected_class=None):
+    """Rebuild a fitted annotator from :func:`state_arrays` output (checks tag, version, checksum)."""
+    from sklearn.neighbors import NearestNeighbors
+
+    from ._annotators import _tie_keys
+    from ._validation import count_votes
+
+    get = lambda key: data[prefix + key]  # noqa: E731
+    try:
+        tag, version, name = str(get("tag")), int(get("version")), str(get("class_name"))
+    except KeyError as exc:
+        raise ValueError(f"Not an annotator state file (missing {exc}).") from None
+    if tag != _TAG:
+        raise ValueError(f"Not an annotator state file (tag {tag!r}).")
+    if version != _VERSION:
+        raise ValueError(f"Unsupported annotator state version {version} (expected {_VERSION}).")
+    classes_by_name = _classes()
+    if name not in classes_by_name:
+        raise ValueError(f"Unknown annotator class {name!r}.")
+    cls = classes_by_name[name]
+    if expected_class is not None and not issubclass(cls, expected_class):
+        raise ValueError(f"The state holds a {name}, not a {expected_class.__name__}.")
+    params = json.loads(str(get("params")))
+    if "prior" in params:
+        params["prior"] = tuple(params["prior"])
+    if bool(get("has_user_classes")):
+        params["classes"] = get("user_classes")
+    est = cls(**params)
+    codes = np.array(get("codes"))
+    if str(get("codes_sha256")) != _sha256(codes):
+        raise ValueError("corrupted state: the annotation codes do not match their checksum.")
+    classes = np.array(get("classes"))
+    counts = np.array(get("counts"))
+    if counts.shape != (codes.shape[0], classes.size) or not np.array_equal(count_votes(codes, classes.size),
+                                                                            counts):
+        raise ValueError("corrupted state: the vote counts do not match the annotation codes.")
+    est.classes_ = classes
+    est.annotations_ = codes
+    est.n_annotators_ = codes.shape[1]
+    est.X_pool_ = np.array(get("X_pool"))
+    est.n_features_in_ = est.X_pool_.shape[1]
+    names = np.array(get("feature_names"))
+    if names.size:
+        est.feature_names_in_ = names.astype(object)
+    est.mean_, est.scale_, est.sigma_ = np.array(get("mean")), np.array(get("scale")), np.array(get("sigma"))
+    n = codes.shape[0]
+    est.graph_ = sp.csr_matrix((np.array(get("graph_data")), np.array(get("graph_indices")),
+                                np.array(get("graph_indptr"))), shape=(n, n))
+    est.n_neighbors_ = int(get("n_neighbors"))
+    est._nn_ = NearestNeighbors(n_neighbors=min(est.n_neighbors, n), metric=est.metric,
+                                n_jobs=est.n_jobs).fit((est.X_pool_ - est.mean_) / est.scale_)
+    est.counts_ = counts
+    est.n_labels_ = counts.sum(axis=1).astype(np.int64)
+    est.uncertainty_ = np.array(get("uncertainty"))
+    est._log = np.array(get("log")).reshape(-1, 3).astype(np.int64)
+    est.random_seed_ = int(get("random_seed"))
+    est._tie_keys_ = _tie_keys(est.random_seed_, n)
+    est.n_labels_seen_ = int(get("n_labels_seen"))
+    if est._log.shape[0] != est.n_labels_seen_:
+        raise ValueError("corrupted state: the label log does not match the label counter.")
+    if prefix + "N" in data:
+        est.propagated_evidence_ = np.array(get("N"))
+        est._h = np.array(get("H"))
+        est._tallies = np.array(get("tallies"))
+        steps = int(get("lambda_steps"))
+        est._lambda_steps = None if steps < 0 else steps
+        est._pt = tuple(np.ascontiguousarray(get(k)) for k in ("pt_indptr", "pt_indices", "pt_data"))
+        est._wt = tuple(np.ascontiguousarray(get(k)) for k in ("wt_indptr", "wt_indices", "wt_data"))
+        est._separate_h = bool(get("separate_h"))
+    return est
+
+
+def atomic_savez(path, arrays):
+    """``np.savez`` to a temp file in the same folder, fsync, ``os.replace``, fsync the folder."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.savez(fh, **arrays)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    try:
+        dir_fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    except OSError:  # pragma: no cover - some filesystems refuse directory fsync
+        pass
+
+
+def save_state(est, path):
+    atomic_savez(path, state_arrays(est))
+
+
+def load_state(path, expected_class=None):
+    with np.load(path, allow_pickle=False) as data:
+        return from_state_arrays({k: data[k] for k in data.files}, expected_class=expected_class)
+
+
+def load_annotator(path):
+    """Load any annotator saved by ``save_state`` (MA3S, round robin, random).
+
+    Parameters
+    ----------
+    path : str or path-like
+
+    Returns
+    -------
+    annotator : fitted MA3SAnnotator, RoundRobinAnnotator or RandomAnnotator
+    """
+    return load_state(path)
+
+
+# -- journal -------------------------------------------------------------------------------------
+def _label_json(label):
+    if isinstance(label, np.generic):
+        label = label.item()
+    return json.dumps(label)
+
+
+def journal_append(path, seq, tasks, annotators, labels):
+    """Append ``seq task annotator label_json`` lines and fsync (before the labels are applied)."""
+    with open(path, "a", encoding="utf-8") as fh:
+        for t, (i, j, lab) in enumerate(zip(tasks, annotators, labels)):
+            fh.write(f"{seq + t}\t{int(i)}\t{int(j)}\t{_label_json(lab)}\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def replay_journal(annotator, path):
+    """Apply a journal's labels to ``annotator``: fill empty cells, skip identical ones.
+
+    A conflicting entry (a filled cell with another label) raises ValueError and applies nothing.
+
+    Returns
+    -------
+    n_applied : int
+    """
+    rows, cols, labels = [], [], []
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            line = line.rstrip("\n")
+            if not line:
+                continue
+            parts = line.split("\t")
+            if len(parts) != 4:
+                continue  # a torn last line: the label was never applied
+            _, i, j, lab = parts
+            rows.append(int(i))
+            cols.append(int(j))
+            labels.append(json.loads(lab))
+    codes = annotator.annotations_
+    new_rows, new_cols, new_labels = [], [], []
+    from ._validation import encode_labels
+
+    for i, j, lab in zip(rows, cols, labels):
+        code = int(encode_labels(np.array([lab]), annotator.classes_)[0])
+        if codes[i, j] >= 0:
+            if codes[i, j] != code:
+                raise ValueError(f"journal conflict at (sample {i}, annotator {j}): stored "
+                                 f"{annotator.classes_[codes[i, j]]!r}, journal {lab!r}.")
+            continue
+        new_rows.append(i)
+        new_cols.append(j)
+        new_labels.append(lab)
+    if new_rows:
+        annotator.update(np.array(new_rows), np.array(new_labels, dtype=object if isinstance(new_labels[0], str)
+                                                       else None), annotators=np.array(new_cols))
+    return len(new_rows)

@@ -1,0 +1,424 @@
+"""MixConfigAugmenter: append a per-sample mixture of configuration embeddings to X."""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin, clone
+from sklearn.utils import check_random_state
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import check_array, check_consistent_length, column_or_1d
+
+from sklearn_frontier.utils._compat import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    _fit_context,
+    check_is_fitted,
+    validate_data,
+)
+from sklearn_frontier.utils._random import MAX_SEED
+
+from ._extractor import ConfigurationExtractor, _check_features, check_resolution_range
+
+
+def _has_head(self):
+    return self.mixing != "concat"
+
+
+class MixConfigAugmenter(TransformerMixin, BaseEstimator):
+    """Configuration-mixed feature augmentation (MixConfig): ``[X, z(x)]`` with learned mixing.
+
+    A :class:`ConfigurationExtractor` finds the stable partitions of a kNN graph of all rows
+    (labelled and unlabelled); each row gets soft assignments ``S_i(x)`` to every configuration, a
+    cluster embedding ``c_i = S_i E_i``, and per-sample weights ``w_i(x) = softmax_i(s_i / tau)``
+    from an energy-aware scorer ``s_i = MLP([h(x); c_i; e_i])`` (``h`` a context encoder of x,
+    ``e_i`` the configuration's z-scored stability statistics). The small torch selector is
+    trained on the task loss of a linear head on ``z = sum_i w_i c_i``; ``transform`` returns
+    ``[X, z]`` for any downstream model.
+
+    Rows with ``y == -1`` (classification) or ``y = NaN`` (regression) are unlabelled: they shape
+    the graph, the configurations and the assignments but not the loss (semi-supervised fit).
+
+    Parameters
+    ----------
+    mixing : {"learned", "uniform", "single", "concat"}, default="learned"
+        Per-sample learned weights; fixed ``1/M``; one-hot on one configuration (``single_rule``);
+        or no network at all, output the soft assignments of every configuration.
+    extractor : ConfigurationExtractor, default=None
+        Cloned when given (its parameters win over the flat ones below).
+    n_neighbors, resolution_range, n_resolutions, n_restarts, max_configurations, min_log_width, \
+assign_neighbors, stability_features
+        Parameters of the built extractor (see :class:`ConfigurationExtractor`).
+    task : {"auto", "classification", "regression"}, default="auto"
+    output : {"embedding", "assignments"}, default="embedding"
+        ``z`` (``embed_dim`` columns), or the weighted soft assignments ``[w_1 S_1, ..., w_M S_M]``.
+    passthrough : bool, default=True
+        Prepend the original columns of X.
+    embed_dim, context_dim, hidden_dim : int, default=16, 32, 32
+    temperature : float, default=1.0
+    dropout : float, default=0.0
+    max_epochs : int, default=300
+    batch_size : int or None, default=None
+        None: full batch up to 2048 labelled rows, else 256.
+    lr, weight_decay : float, default=1e-2, 1e-4
+    validation_fraction : float or None, default=None
+        Held-out fraction (stratified) for early stopping on the validation loss.
+    n_iter_no_change : int, default=10
+    single_rule : {"most_stable", "finest", "coarsest"}, default="most_stable"
+        Configuration used by ``mixing="single"``: widest band (ties: fewer clusters), most or fewest
+        clusters.
+    train_assignment : {"loo", "self"}, default="loo"
+        Soft assignments of the training rows for the selector: leave-self-out votes (same
+        distribution as for new rows) or plain votes.
+    standardize : bool, default=True
+    device : {"cpu"}, default="cpu"
+    n_jobs : int, default=None
+        Parallel Louvain runs of the built extractor.
+    verbose : int, default=0
+    random_state : int, RandomState instance or None, default=None
+
+    Attributes
+    ----------
+    extractor_ : ConfigurationExtractor
+    n_configurations_ : int
+    single_index_ : int
+    task_ : str
+    classes_ : ndarray (classification)
+    y_mean_, y_scale_ : float (regression)
+    stats_scaled_ : ndarray of shape (n_configurations_, q)
+        z-scored stability statistics the scorer sees.
+    module_state_ : dict of ndarray or None
+        The selector's ``state_dict`` as numpy arrays (None for ``mixing="concat"``); the torch module
+        is rebuilt on use, so pickles do not hold live tensors.
+    loss_curve_ : list of float
+    n_iter_ : int
+    n_features_in_ : int
+    feature_names_in_ : ndarray
+
+    See Also
+    --------
+    ConfigurationExtractor : the configurations and their soft assignments.
+
+    References
+    ----------
+    .. [1] "Mixing Configurations for Downstream Prediction", ICML 2026, arXiv:2510.19248.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> from sklearn_frontier.configurations import MixConfigAugmenter
+    >>> X, y = make_blobs(n_samples=60, centers=3, random_state=0)
+    >>> aug = MixConfigAugmenter(n_resolutions=8, max_epochs=20, random_state=0).fit(X, y)
+    >>> aug.transform(X).shape
+    (60, 18)
+    """
+
+    _parameter_constraints = {
+        "mixing": [StrOptions({"learned", "uniform", "single", "concat"})],
+        "extractor": [HasMethods(["fit", "soft_assignments"]), None],
+        "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "resolution_range": [tuple, list],
+        "n_resolutions": [Interval(Integral, 1, None, closed="left")],
+        "n_restarts": [Interval(Integral, 1, None, closed="left")],
+        "max_configurations": [Interval(Integral, 1, None, closed="left")],
+        "min_log_width": [Interval(Real, 0, None, closed="left")],
+        "assign_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "stability_features": [StrOptions({"graph", "geometric", "both"})],
+        "task": [StrOptions({"auto", "classification", "regression"})],
+        "output": [StrOptions({"embedding", "assignments"})],
+        "passthrough": ["boolean"],
+        "embed_dim": [Interval(Integral, 1, None, closed="left")],
+        "context_dim": [Interval(Integral, 1, None, closed="left")],
+        "hidden_dim": [Interval(Integral, 1, None, closed="left")],
+        "temperature": [Interval(Real, 0, None, closed="neither")],
+        "dropout": [Interval(Real, 0, 1, closed="left")],
+        "max_epochs": [Interval(Integral, 1, None, closed="left")],
+        "batch_size": [Interval(Integral, 1, None, closed="left"), None],
+        "lr": [Interval(Real, 0, None, closed="neither")],
+        "weight_decay": [Interval(Real, 0, None, closed="left")],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither"), None],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+        "single_rule": [StrOptions({"most_stable", "finest", "coarsest"})],
+        "train_assignment": [StrOptions({"loo", "self"})],
+        "standardize": ["boolean"],
+        "device": [StrOptions({"cpu"})],
+        "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, mixing="learned", *, extractor=None, n_neighbors=15, resolution_range=(0.01, 30.0),
+                 n_resolutions=48, n_restarts=2, max_configurations=8, min_log_width=0.1, assign_neighbors=10,
+                 stability_features="graph", task="auto", output="embedding", passthrough=True, embed_dim=16,
+                 context_dim=32, hidden_dim=32, temperature=1.0, dropout=0.0, max_epochs=300, batch_size=None,
+                 lr=1e-2, weight_decay=1e-4, validation_fraction=None, n_iter_no_change=10,
+                 single_rule="most_stable", train_assignment="loo", standardize=True, device="cpu", n_jobs=None,
+                 verbose=0, random_state=None):
+        self.mixing = mixing
+        self.extractor = extractor
+        self.n_neighbors = n_neighbors
+        self.resolution_range = resolution_range
+        self.n_resolutions = n_resolutions
+        self.n_restarts = n_restarts
+        self.max_configurations = max_configurations
+        self.min_log_width = min_log_width
+        self.assign_neighbors = assign_neighbors
+        self.stability_features = stability_features
+        self.task = task
+        self.output = output
+        self.passthrough = passthrough
+        self.embed_dim = embed_dim
+        self.context_dim = context_dim
+        self.hidden_dim = hidden_dim
+        self.temperature = temperature
+        self.dropout = dropout
+        self.max_epochs = max_epochs
+        self.batch_size = batch_size
+        self.lr = lr
+        self.weight_decay = weight_decay
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.single_rule = single_rule
+        self.train_assignment = train_assignment
+        self.standardize = standardize
+        self.device = device
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+        self.random_state = random_state
+
+    # --------------------------------------------------------------- target
+    def _check_y(self, y, n):
+        y = np.asarray(y) if not hasattr(y, "iloc") else np.asarray(y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = column_or_1d(y, warn=True)
+        elif y.ndim != 1:
+            raise ValueError(f"MixConfigAugmenter supports one target column (no multi-output), got y of shape "
+                             f"{y.shape}.")
+        check_consistent_length(np.empty((n, 0)), y)
+        task = self.task
+        is_float = y.dtype.kind == "f"
+        if task == "auto":
+            if is_float and np.isnan(y).any():
+                task = "regression"
+            else:
+                labelled = y[y != -1] if y.dtype.kind in "iuf" else y
+                kind = type_of_target(labelled if labelled.size else y, raise_unknown=True)
+                if kind in ("binary", "multiclass"):
+                    task = "classification"
+                elif kind == "continuous":
+                    task = "regression"
+                else:
+                    raise ValueError(f"Unsupported target type {kind!r} for MixConfigAugmenter (binary, multiclass "
+                                     "or continuous only).")
+        if task == "regression":
+            y = check_array(y, ensure_2d=False, dtype=np.float64, ensure_all_finite="allow-nan")
+            if np.isinf(y).any():
+                raise ValueError("Input y contains infinity.")
+            mask = ~np.isnan(y)
+            if mask.sum() < 1:
+                raise ValueError("MixConfigAugmenter needs at least one labelled row (y is all NaN).")
+            return task, y, mask
+        if y.dtype.kind == "f" and np.isnan(y).any():
+            raise ValueError("Input y contains NaN; mark unlabelled rows with -1 for classification.")
+        if y.dtype.kind == "O":
+            type_of_target(y, raise_unknown=True)
+        mask = ~(y == -1) if y.dtype.kind in "iuf" else np.ones(y.shape[0], dtype=bool)
+        mask = np.asarray(mask, dtype=bool)
+        kind = type_of_target(y[mask], raise_unknown=True) if mask.any() else "unknown"
+        if kind not in ("binary", "multiclass"):
+            raise ValueError(f"Classification needs a binary or multiclass target, got {kind!r}.")
+        return task, y, mask
+
+    def _make_extractor(self, seed):
+        if self.extractor is not None:
+            ext = clone(self.extractor)
+            if ext.get_params().get("random_state", 0) is None:
+                ext.set_params(random_state=seed)
+            return ext
+        return ConfigurationExtractor(
+            n_neighbors=self.n_neighbors, resolution_range=self.resolution_range, n_resolutions=self.n_resolutions,
+            n_restarts=self.n_restarts, max_configurations=self.max_configurations, min_log_width=self.min_log_width,
+            assign_neighbors=self.assign_neighbors, stability_features=self.stability_features,
+            standardize=self.standardize, n_jobs=self.n_jobs, random_state=seed)
+
+    # ------------------------------------------------------------------ fit
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y):
+        """Extract configurations on all rows and train the selector on the labelled ones.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Class labels (-1 = unlabelled) or continuous targets (NaN = unlabelled).
+
+        Returns
+        -------
+        self : MixConfigAugmenter
+        """
+        check_resolution_range(self.resolution_range)
+        if y is None:
+            validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)  # raises "requires y"
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        task, y, mask = self._check_y(y, X.shape[0])
+        self.task_ = task
+        rng = check_random_state(self.random_state)
+        ext_seed, torch_seed, split_seed = (int(s) for s in rng.randint(0, MAX_SEED, size=3))
+        ext = self._make_extractor(ext_seed)
+        ext.fit(X)
+        self.extractor_ = ext
+        M = ext.n_configurations_
+        self.n_configurations_ = M
+        widths = ext.stability_[:, ext.stability_names_.index("log_width")] if "log_width" in ext.stability_names_ \
+            else np.log(ext.resolutions_[:, 1] / ext.resolutions_[:, 0])
+        if self.single_rule == "most_stable":
+            self.single_index_ = int(np.argmax(widths))  # ties -> first = fewer clusters
+        elif self.single_rule == "finest":
+            self.single_index_ = M - 1
+        else:
+            self.single_index_ = 0
+        st = ext.stability_
+        sd = st.std(axis=0)
+        self.stats_scaled_ = (st - st.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+
+        yl = y[mask]
+        if task == "classification":
+            self.classes_, y_enc = np.unique(yl, return_inverse=True)
+            if self.classes_.shape[0] < 2:
+                raise ValueError("Classification needs at least 2 classes among the labelled rows (-1 marks "
+                                 f"unlabelled rows), got {self.classes_.tolist()}.")
+            target, n_out = y_enc.astype(np.int64), int(self.classes_.shape[0])
+        else:
+            self.y_mean_ = float(yl.mean())
+            sd = float(yl.std())
+            self.y_scale_ = sd if sd > 0 else 1.0
+            target, n_out = (yl - self.y_mean_) / self.y_scale_, 1
+        self._n_out = n_out
+
+        self.module_state_, self.loss_curve_, self.n_iter_ = None, [], 0
+        if self.mixing != "concat":
+            from ._selector import single_thread, state_to_numpy, train_selector
+
+            import torch
+
+            with single_thread():
+                gen = torch.Generator().manual_seed(torch_seed)
+                S = ext._assign_Z(ext.X_fit_, exclude_self=self.train_assignment == "loo")
+                module = self._build_module(gen)
+                val_idx = None
+                n_lab = target.shape[0]
+                if self.validation_fraction is not None and n_lab >= 4:
+                    from sklearn.model_selection import train_test_split
+
+                    strat = target if task == "classification" and np.bincount(target).min() >= 2 else None
+                    try:
+                        _, val_idx = train_test_split(np.arange(n_lab), test_size=self.validation_fraction,
+                                                      random_state=split_seed, stratify=strat)
+                    except ValueError:
+                        _, val_idx = train_test_split(np.arange(n_lab), test_size=self.validation_fraction,
+                                                      random_state=split_seed)
+                batch = self.batch_size
+                if batch is None and n_lab > 2048:
+                    batch = 256
+                self.loss_curve_, self.n_iter_ = train_selector(
+                    module, ext.X_fit_[mask], [s[mask] for s in S], self.stats_scaled_, target, task=task,
+                    max_epochs=self.max_epochs, batch_size=batch, lr=self.lr, weight_decay=self.weight_decay,
+                    generator=gen, val_idx=val_idx, n_iter_no_change=self.n_iter_no_change, verbose=self.verbose)
+                self.module_state_ = state_to_numpy(module)
+        d = self.embed_dim if (self.mixing != "concat" and self.output == "embedding") else int(ext.n_clusters_.sum())
+        self._n_features_out = (X.shape[1] if self.passthrough else 0) + d
+        return self
+
+    def _build_module(self, gen=None):
+        from ._selector import Selector
+
+        import torch
+
+        ext = self.extractor_
+        if gen is None:
+            gen = torch.Generator().manual_seed(0)  # overwritten by the stored state
+        return Selector(ext.n_features_in_, [int(k) for k in ext.n_clusters_], self.stats_scaled_.shape[1],
+                        self._n_out, embed_dim=self.embed_dim, context_dim=self.context_dim,
+                        hidden_dim=self.hidden_dim, temperature=self.temperature, dropout=self.dropout,
+                        mode=self.mixing, single_index=self.single_index_, generator=gen)
+
+    def _forward(self, X):
+        """``(S, w, z, out)`` for validated X (numpy arrays)."""
+        ext = self.extractor_
+        Z = ext._standardize(X)
+        S = ext._assign_Z(Z)
+        if self.mixing == "concat":
+            M = self.n_configurations_
+            return S, np.full((X.shape[0], M), 1.0 / M), None, None
+        from ._selector import numpy_to_state, single_thread
+
+        import torch
+
+        with single_thread(), torch.no_grad():
+            module = numpy_to_state(self._build_module(), self.module_state_)
+            out, w, z = module(torch.as_tensor(Z), [torch.as_tensor(s) for s in S],
+                               torch.as_tensor(self.stats_scaled_))
+        return S, w.numpy().astype(np.float64), z.numpy().astype(np.float64), out.numpy().astype(np.float64)
+
+    def _validated(self, X):
+        check_is_fitted(self)
+        return validate_data(self, X, dtype=np.float64, reset=False)
+
+    def transform(self, X):
+        """``[X, z]`` (embedding), ``[X, w_1 S_1, ..., w_M S_M]`` (assignments) or ``[X, S_1, ..., S_M]`` (concat).
+
+        Parameters
+        ----------
+        X : array-like of shape (n, n_features)
+
+        Returns
+        -------
+        Xt : ndarray of shape (n, n_features_out), float64
+        """
+        X = self._validated(X)
+        S, w, z, _ = self._forward(X)
+        if self.mixing == "concat":
+            extra = np.hstack(S)
+        elif self.output == "assignments":
+            extra = np.hstack([w[:, [i]] * s for i, s in enumerate(S)])
+        else:
+            extra = z
+        return np.hstack([X, extra]) if self.passthrough else np.ascontiguousarray(extra)
+
+    def mixing_weights(self, X):
+        """Per-sample weights over the configurations, shape (n, n_configurations_); rows sum to one."""
+        X = self._validated(X)
+        return self._forward(X)[1]
+
+    def dominant_configuration(self, X):
+        """Index of the configuration with the largest weight for each row."""
+        return self.mixing_weights(X).argmax(axis=1)
+
+    @available_if(_has_head)
+    def score(self, X, y):
+        """Accuracy (classification) or R² (regression) of the selector's own linear head on ``z``."""
+        from sklearn.metrics import accuracy_score, r2_score
+
+        X = self._validated(X)
+        out = self._forward(X)[3]
+        if self.task_ == "classification":
+            return float(accuracy_score(y, self.classes_[out.argmax(axis=1)]))
+        return float(r2_score(y, out[:, 0] * self.y_scale_ + self.y_mean_))
+
+    def get_feature_names_out(self, input_features=None):
+        """Input names (if ``passthrough``) then ``mixconfig0..`` or ``config{i}_c{j}``."""
+        check_is_fitted(self)
+        names = list(_check_features(self, input_features)) if self.passthrough else []
+        if self.mixing != "concat" and self.output == "embedding":
+            names += [f"mixconfig{j}" for j in range(self.embed_dim)]
+        else:
+            names += list(self.extractor_.get_feature_names_out())
+        return np.asarray(names, dtype=object)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.transformer_tags.preserves_dtype = ["float64"]
+        tags.non_deterministic = False
+        return tags

@@ -1,0 +1,169 @@
+"""Regression on constrained domains: the mgcv horseshoe and BAMDT's rotated U with jumps."""
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+__all__ = ["horseshoe_boundary", "horseshoe_function", "make_horseshoe", "make_rotated_u", "make_slit_annulus",
+           "rotated_u_boundary"]
+
+
+def horseshoe_boundary(n_theta=40, r0=0.1, r=0.5, l=3.0):
+    """Boundary polygon of the mgcv horseshoe (``fs.boundary``), shape (8 n_theta, 2).
+
+    Examples
+    --------
+    >>> from sklearn_frontier.datasets import horseshoe_boundary
+    >>> horseshoe_boundary(n_theta=10).shape
+    (80, 2)
+    """
+    rr = 2 * r - r0
+    t = np.linspace(np.pi, np.pi / 2, n_theta)
+    x, y = list(rr * np.cos(t)), list(rr * np.sin(t))
+    t = np.linspace(np.pi / 2, -np.pi / 2, 2 * n_theta)
+    x += list((r - r0) * np.cos(t) + l)
+    y += list((r - r0) * np.sin(t) + r)
+    t = np.linspace(np.pi / 2, np.pi, n_theta)
+    x += list(r0 * np.cos(t))
+    y += list(r0 * np.sin(t))
+    x, y = np.array(x), np.array(y)
+    return np.c_[np.r_[x, x[::-1]], np.r_[y, -y[::-1]]]
+
+
+def _along_distance(x, y, r):
+    q = np.pi * r / 2
+    a = np.zeros_like(x)
+    d = np.zeros_like(x)
+    ind = (x >= 0) & (y > 0)
+    a[ind], d[ind] = q + x[ind], y[ind] - r
+    ind = (x >= 0) & (y <= 0)
+    a[ind], d[ind] = -q - x[ind], -r - y[ind]
+    ind = x < 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a[ind] = -np.arctan(y[ind] / x[ind]) * r
+    d[ind] = np.sqrt(x[ind] ** 2 + y[ind] ** 2) - r
+    return a, d
+
+
+def horseshoe_function(X, r0=0.1, r=0.5, l=3.0, b=1.0):
+    """mgcv's ``fs.test``: ``f = a b + d^2`` (NaN outside the horseshoe)."""
+    X = np.asarray(X, dtype=np.float64)
+    x, y = X[:, 0], X[:, 1]
+    a, d = _along_distance(x, y, r)
+    f = a * b + d ** 2
+    out = (np.abs(d) > r - r0) | ((x > l) & ((x - l) ** 2 + d ** 2 > (r - r0) ** 2))
+    f[out] = np.nan
+    return f
+
+
+def make_horseshoe(n_samples=500, *, noise=0.3, random_state=None):
+    """Uniform points in the mgcv horseshoe with ``y = fs.test(x) + N(0, noise^2)``.
+
+    Returns
+    -------
+    X : ndarray (n_samples, 2); y : ndarray (n_samples,); f : ndarray (n_samples,) noiseless truth.
+
+    Examples
+    --------
+    >>> from sklearn_frontier.datasets import make_horseshoe
+    >>> X, y, f = make_horseshoe(50, random_state=0)
+    >>> X.shape, bool(abs(f).max() < 4.2)
+    ((50, 2), True)
+    """
+    rng = check_random_state(random_state)
+    pts = []
+    n = 0
+    while n < n_samples:
+        P = np.c_[rng.uniform(-1, 4, 4 * n_samples + 16), rng.uniform(-1, 1, 4 * n_samples + 16)]
+        P = P[np.isfinite(horseshoe_function(P))]
+        pts.append(P)
+        n += P.shape[0]
+    X = np.concatenate(pts)[:n_samples]
+    f = horseshoe_function(X)
+    return X, f + noise * rng.normal(size=n_samples), f
+
+
+def rotated_u_boundary(n_theta=20, n_line=14):
+    """BAMDT's ``genURegion`` rotated 45 degrees counter-clockwise."""
+    t = np.linspace(np.pi, np.pi / 2, n_theta)
+    x, y = list(0.9 * np.cos(t)), list(0.9 * np.sin(t))
+    xl = np.linspace(3 / n_line, 3 - 3 / n_line, n_line)
+    x += list(xl)
+    y += [0.9] * n_line
+    t = np.linspace(np.pi / 2, -np.pi / 2, n_theta)
+    x += list(0.4 * np.cos(t) + 3)
+    y += list(0.4 * np.sin(t) + 0.5)
+    x += list(xl[::-1])
+    y += [0.1] * n_line
+    t = np.linspace(np.pi / 2, np.pi, 2)
+    x += list(0.1 * np.cos(t))
+    y += list(0.1 * np.sin(t))
+    x, y = np.array(x), np.array(y)
+    P = np.c_[np.r_[x, x[::-1]], np.r_[y, -y[::-1]]]
+    return P @ _rotation(np.pi / 4).T
+
+
+def _rotation(angle):
+    c, s = np.cos(angle), np.sin(angle)
+    return np.array([[c, -s], [s, c]])
+
+
+def make_rotated_u(n_train=500, n_test=200, *, noise=0.1, random_state=None):
+    """BAMDT's rotated U with jumps (``SimData.R``): ``(X_train, y_train, f_train, X_test, f_test, boundary)``.
+
+    A GP draw ``X1`` on the (along, distance) coordinates enters ``f = a X1 + d^2``; then the arc part is
+    scaled by -0.5 and the two arms are shifted by +4 / -4. Estimators see only the rotated coordinates.
+
+    Examples
+    --------
+    >>> from sklearn_frontier.datasets import make_rotated_u
+    >>> Xtr, ytr, ftr, Xte, fte, boundary = make_rotated_u(30, 10, random_state=0)
+    >>> Xtr.shape, Xte.shape
+    ((30, 2), (10, 2))
+    """
+    from sklearn_frontier.kernels import points_in_rings
+
+    rng = check_random_state(random_state)
+    boundary = rotated_u_boundary()
+    a_seg, b_seg = boundary, np.roll(boundary, -1, axis=0)
+    n = n_train + n_test
+    pts, m = [], 0
+    lo, hi = boundary.min(axis=0), boundary.max(axis=0)
+    while m < n:
+        P = lo + (hi - lo) * rng.uniform(size=(4 * n, 2))
+        P = P[points_in_rings(P, a_seg, b_seg)]
+        pts.append(P)
+        m += P.shape[0]
+    S = np.concatenate(pts)[:n]
+    U = S @ _rotation(-np.pi / 4).T
+    a, d = _along_distance(U[:, 0], U[:, 1], 0.5)
+    AD = np.c_[a, d]
+    dist = np.sqrt(np.sum((AD[:, None] - AD[None]) ** 2, axis=2))
+    L = np.linalg.cholesky(np.exp(-dist) + 1e-8 * np.eye(n))
+    x1 = L @ rng.normal(size=n)
+    f = a * x1 + d ** 2
+    arc = S[:, 0] ** 2 + S[:, 1] ** 2 <= 0.81
+    f = np.where(arc, -0.5 * f, np.where(S[:, 0] > S[:, 1], f + 4, f - 4))
+    y = f + noise * rng.normal(size=n)
+    return S[:n_train], y[:n_train], f[:n_train], S[n_train:], f[n_train:], boundary
+
+
+def make_slit_annulus(n_samples=500, *, noise=0.1, slit=0.05, n_theta=60, random_state=None):
+    """Annulus 0.5 <= r <= 1 with a thin slit along the positive x-axis; truth = polar angle in (0, 2 pi).
+
+    The truth jumps by about 2 pi across the slit, which a Euclidean smoother blurs.
+    Returns ``(X, y, f, boundary)``.
+
+    Examples
+    --------
+    >>> from sklearn_frontier.datasets._spanning_trees import make_slit_annulus
+    >>> X, y, f, boundary = make_slit_annulus(20, random_state=0)
+    >>> X.shape, boundary.shape
+    ((20, 2), (120, 2))
+    """
+    rng = check_random_state(random_state)
+    r = np.sqrt(rng.uniform(0.25, 1.0, n_samples))
+    theta = rng.uniform(slit, 2 * np.pi - slit, n_samples)
+    X = np.c_[r * np.cos(theta), r * np.sin(theta)]
+    t = np.linspace(slit / 2, 2 * np.pi - slit / 2, n_theta)
+    boundary = np.r_[np.c_[np.cos(t), np.sin(t)], 0.5 * np.c_[np.cos(t[::-1]), np.sin(t[::-1])]]
+    return X, theta + noise * rng.normal(size=n_samples), theta, boundary

@@ -1,0 +1,103 @@
+"""Generators with planted clusters for the CEO family (hypergraph stochastic block model)."""
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils import check_random_state
+
+__all__ = ["make_hypergraph_sbm"]
+
+
+def make_hypergraph_sbm(n_samples=120, n_blocks=3, *, p_in=0.06, p_out=0.03, n_hyperedges=60,
+                        hyperedge_sizes=(3, 5), p_hyperedge_in=0.9, random_state=None):
+    """Hypergraph stochastic block model: sparse noisy pairwise edges plus block-aligned hyperedges.
+
+    Vertex ``i`` is in block ``floor(n_blocks * i / n_samples)``. Each pair is an edge with probability
+    ``p_in`` inside a block and ``p_out`` across. Each hyperedge draws a size uniformly from
+    ``hyperedge_sizes`` (inclusive) and, with probability ``p_hyperedge_in``, its vertices from one random block,
+    otherwise uniformly from all vertices.
+
+    Parameters
+    ----------
+    n_samples : int, default=120
+    n_blocks : int, default=3
+    p_in, p_out : float, default=0.06, 0.03
+    n_hyperedges : int, default=60
+    hyperedge_sizes : tuple of two int, default=(3, 5)
+    p_hyperedge_in : float, default=0.9
+    random_state : int, RandomState instance or None, default=None
+
+    Returns
+    -------
+    adjacency : scipy.sparse.csr_matrix of shape (n_samples, n_samples)
+        Symmetric 0/1, zero diagonal.
+    cells : list of tuple of int
+        The hyperedges (sorted, distinct vertices).
+    y : ndarray of shape (n_samples,), int64
+        Planted blocks.
+
+    Examples
+    --------
+    >>> from sklearn_frontier.datasets import make_hypergraph_sbm
+    >>> A, cells, y = make_hypergraph_sbm(random_state=0)
+    >>> A.shape, len(cells), sorted(set(y.tolist()))
+    ((120, 120), 60, [0, 1, 2])
+    """
+    rng = check_random_state(random_state)
+    n, b = int(n_samples), int(n_blocks)
+    lo, hi = (int(v) for v in hyperedge_sizes)
+    if n < 3 or b < 1 or b > n or not (3 <= lo <= hi):
+        raise ValueError("need n_samples >= 3, 1 <= n_blocks <= n_samples and 3 <= min size <= max size.")
+    if not all(0 <= p <= 1 for p in (p_in, p_out, p_hyperedge_in)):
+        raise ValueError("probabilities must lie in [0, 1].")
+    y = (b * np.arange(n)) // n
+    # Sample the upper triangle block-pair by block-pair (memory O(edges), fine at n = 30 000).
+    rows, cols = [], []
+    starts = np.searchsorted(y, np.arange(b + 1))
+    for u in range(b):
+        for v in range(u, b):
+            p = p_in if u == v else p_out
+            nu, nv = starts[u + 1] - starts[u], starts[v + 1] - starts[v]
+            n_pairs = nu * (nu - 1) // 2 if u == v else nu * nv
+            k = rng.binomial(n_pairs, p)
+            if k == 0:
+                continue
+            if n_pairs <= 1_000_000:
+                flat = rng.choice(n_pairs, size=k, replace=False)
+            else:  # k << n_pairs: rejection of repeats instead of a permutation of every pair
+                flat = np.unique(rng.randint(0, n_pairs, size=k))
+                while flat.size < k:
+                    flat = np.unique(np.concatenate([flat, rng.randint(0, n_pairs, size=k - flat.size)]))
+                flat = rng.permutation(flat)
+            if u == v:
+                # unrank pairs i < j inside the block
+                i = (np.floor((2 * nu - 1 - np.sqrt((2 * nu - 1) ** 2 - 8 * flat)) / 2)).astype(np.int64)
+                i = np.clip(i, 0, nu - 2)
+                off = i * (2 * nu - i - 1) // 2
+                fix = flat < off
+                i[fix] -= 1
+                off = i * (2 * nu - i - 1) // 2
+                j = flat - off + i + 1
+                rows.append(starts[u] + i)
+                cols.append(starts[u] + j)
+            else:
+                rows.append(starts[u] + flat // nv)
+                cols.append(starts[v] + flat % nv)
+    r = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+    c = np.concatenate(cols) if cols else np.zeros(0, dtype=np.int64)
+    A = sp.csr_matrix((np.ones(len(r)), (r, c)), shape=(n, n))
+    A = ((A + A.T) > 0).astype(np.float64).tocsr()
+    A.setdiag(0)
+    A.eliminate_zeros()
+    cells = []
+    for _ in range(int(n_hyperedges)):
+        size = int(rng.randint(lo, hi + 1))
+        if rng.rand() < p_hyperedge_in:
+            blk = int(rng.randint(b))
+            pool = np.arange(starts[blk], starts[blk + 1])
+        else:
+            pool = np.arange(n)
+        size = min(size, len(pool))
+        if size < 3:
+            pool, size = np.arange(n), max(3, size)
+        cells.append(tuple(int(v) for v in np.sort(rng.choice(pool, size=size, replace=False))))
+    return A, cells, y.astype(np.int64)

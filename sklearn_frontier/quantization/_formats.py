@@ -1,0 +1,412 @@
+"""Block formats (INT, MXFP4, NVFP4), straight-through fake quantization, packing and bit accounting.
+
+The one home of every number format used by the quantizers: RTN, SVD, WUSH and TwinQuant all call
+:func:`quantize_groups` / :func:`dequantize_groups` (numpy, exact storage semantics) and, when they
+train, :func:`fake_quantize_torch` (torch, straight-through estimator).
+
+Groups are contiguous runs of ``group_size`` columns along each row; a ragged last group is
+zero-padded internally. Rounding is half-to-even everywhere.
+"""
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+__all__ = [
+    "FormatSpec",
+    "QuantizedWeight",
+    "E2M1_GRID",
+    "quantize_groups",
+    "dequantize_groups",
+    "dequantize_weight",
+    "fake_quantize_torch",
+    "bits_breakdown",
+    "bits_per_weight",
+    "group_size_for_budget",
+    "rank_for_budget",
+    "e4m3_encode",
+    "e4m3_decode",
+    "e2m1_encode",
+    "e2m1_decode",
+]
+
+#: Magnitudes of the E2M1 (FP4) element grid; index = the 3 magnitude bits.
+E2M1_GRID = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0])
+_E2M1_MIDS = 0.5 * (E2M1_GRID[1:] + E2M1_GRID[:-1])
+_E2M1_SIGNED = np.concatenate([E2M1_GRID, -E2M1_GRID])  # code c: sign bit 8, magnitude index c & 7
+
+BLOCK_SIZES = {"mxfp4": 32, "nvfp4": 16}
+DEFAULT_GROUP = {"int": 128, "mxfp4": 32, "nvfp4": 16}
+
+
+@dataclass(frozen=True)
+class FormatSpec:
+    """A weight (or activation) number format: element format, bits, group size and symmetry."""
+
+    weight_format: str = "int"
+    n_bits: int = 4
+    group_size: int = 128
+    symmetric: bool = True
+    mx_scale_rule: str = "ocp"
+
+    @property
+    def is_fp(self):
+        return self.weight_format in BLOCK_SIZES
+
+    @property
+    def qmax(self):
+        return 2 ** (self.n_bits - 1) - 1
+
+    @property
+    def scale_bits(self):
+        return 8 if self.is_fp else 16
+
+    @property
+    def zero_bits(self):
+        return 0 if (self.symmetric or self.is_fp) else self.n_bits
+
+
+def resolve_format(weight_format, n_bits, group_size, symmetric, n_features, mx_scale_rule="ocp",
+                   default_group=None):
+    """Validate a format request and return a :class:`FormatSpec` (ValueError naming the parameter)."""
+    if weight_format == "int":
+        if n_bits not in (2, 3, 4, 8):
+            raise ValueError(f"n_bits must be one of 2, 3, 4, 8 for weight_format='int', got {n_bits}.")
+        g = group_size if group_size is not None else (default_group or DEFAULT_GROUP["int"])
+    else:
+        block = BLOCK_SIZES[weight_format]
+        if n_bits != 4:
+            raise ValueError(f"n_bits must be 4 for weight_format={weight_format!r}, got {n_bits}.")
+        if not symmetric:
+            raise ValueError(f"symmetric must be True for weight_format={weight_format!r} (FP4 is sign-magnitude).")
+        if group_size is not None and group_size != block:
+            raise ValueError(f"group_size must be None or {block} for weight_format={weight_format!r}, "
+                             f"got {group_size}.")
+        g = block
+    if group_size is not None and n_features % group_size != 0:
+        raise ValueError(f"group_size={group_size} does not divide in_features={n_features}; "
+                         "use group_size=None for the format default (a ragged last group is allowed then).")
+    return FormatSpec(weight_format, int(n_bits), int(g), bool(symmetric), mx_scale_rule)
+
+
+# ----------------------------------------------------------------------------------------------- FP8/FP4 codecs
+def e2m1_encode(a):
+    """Nearest E2M1 code (ties to the even code, saturating at +-6) of each value; int8 in [0, 15]."""
+    a = np.asarray(a, dtype=np.float64)
+    mag = np.abs(a)
+    idx = np.searchsorted(_E2M1_MIDS, mag, side="right")
+    tie_down = (idx > 0) & (idx % 2 == 1) & (mag == _E2M1_MIDS[np.maximum(idx - 1, 0)])
+    idx = np.where(tie_down, idx - 1, idx)
+    sign = (a < 0) & (idx > 0)
+    return (idx + 8 * sign).astype(np.int8)
+
+
+def e2m1_decode(codes, dtype=np.float32):
+    return _E2M1_SIGNED.astype(dtype)[np.asarray(codes).astype(np.int64) & 15]
+
+
+def e4m3_round(x):
+    """Round non-negative values to the FP8 E4M3 (fn) grid, half-to-even, saturating at 448."""
+    x = np.asarray(x, dtype=np.float64)
+    e = np.floor(np.log2(np.maximum(x, 2.0**-20)))
+    e = np.maximum(e, -6.0)
+    step = 2.0 ** (e - 3)
+    return np.minimum(np.rint(x / step) * step, 448.0)
+
+
+def e4m3_encode(x):
+    """Bits (uint8) of ``e4m3_round(x)`` for non-negative ``x``."""
+    v = e4m3_round(x)
+    out = np.zeros(v.shape, dtype=np.uint8)
+    sub = v < 2.0**-6
+    out[sub] = np.rint(v[sub] / 2.0**-9).astype(np.uint8)
+    nv = v[~sub]
+    e = np.floor(np.log2(nv))
+    mant = np.rint((nv / 2.0**e - 1.0) * 8)
+    out[~sub] = ((e + 7).astype(np.int64) << 3 | mant.astype(np.int64)).astype(np.uint8)
+    return out
+
+
+def e4m3_decode(bits):
+    bits = np.asarray(bits).astype(np.int64)
+    expf, mant = bits >> 3 & 15, bits & 7
+    return np.where(expf == 0, mant * 2.0**-9, (1 + mant / 8.0) * 2.0 ** (expf - 7)).astype(np.float32)
+
+
+# ----------------------------------------------------------------------------------------------- grouping
+def _grouped(a, g):
+    """(m, n) -> (m, G, g) zero-padded view/copy."""
+    m, n = a.shape
+    n_groups = -(-n // g)
+    pad = n_groups * g - n
+    if pad:
+        a = np.concatenate([a, np.zeros((m, pad), dtype=a.dtype)], axis=1)
+    return a.reshape(m, n_groups, g)
+
+
+def quantize_groups(R, fmt, format_scale=1.0):
+    """Quantize ``R`` (m, n) group-wise in ``fmt``; returns ``(codes int8, scales, zero_points | None)``.
+
+    ``scales`` are the stored values: float16 for INT, uint8 E8M0 exponent (MXFP4) or E4M3 bits (NVFP4,
+    relative to ``format_scale``). Codes are computed against the stored (decoded) scale, so dequantizing
+    the returned triple is the format's exact reconstruction.
+    """
+    R = np.asarray(R, dtype=np.float64)
+    m, n = R.shape
+    Rg = _grouped(R, fmt.group_size)
+    zeros = None
+    if fmt.weight_format == "int" and fmt.symmetric:
+        amax = np.abs(Rg).max(axis=2)
+        s = np.maximum(amax / fmt.qmax, 1e-10)
+        s16 = s.astype(np.float16)
+        if not np.all(np.isfinite(s16)):
+            raise ValueError("a group scale overflows float16 in X (values too large for the stored format).")
+        sd = s16.astype(np.float64)[..., None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q = np.where(sd > 0, np.rint(Rg / np.where(sd > 0, sd, 1.0)), 0.0)
+        q = np.clip(q, -fmt.qmax - 1, fmt.qmax)
+        scales = s16
+    elif fmt.weight_format == "int":
+        levels = 2**fmt.n_bits - 1
+        # The range always contains 0 (as in GPTQ/HQQ) so that the clamped zero point is representable.
+        lo, hi = np.minimum(Rg.min(axis=2), 0.0), np.maximum(Rg.max(axis=2), 0.0)
+        s = np.maximum((hi - lo) / levels, 1e-10)
+        s16 = s.astype(np.float16)
+        if not np.all(np.isfinite(s16)):
+            raise ValueError("a group scale overflows float16 in X (values too large for the stored format).")
+        sd = s16.astype(np.float64)
+        safe = np.where(sd > 0, sd, 1.0)
+        z0 = np.where(sd > 0, np.clip(np.rint(-lo / safe), 0, levels), 0.0)
+        q = np.where(sd[..., None] > 0, np.rint(Rg / safe[..., None]) + z0[..., None], 0.0)
+        q = np.clip(q, 0, levels)
+        scales, zeros = s16, z0.astype(np.uint8)
+    elif fmt.weight_format == "mxfp4":
+        amax = np.abs(Rg).max(axis=2)
+        with np.errstate(divide="ignore"):
+            if fmt.mx_scale_rule == "ceil":
+                e = np.ceil(np.log2(np.where(amax > 0, amax / 6.0, 2.0**-127)))
+            else:
+                e = np.floor(np.log2(np.where(amax > 0, amax, 2.0**-125))) - 2
+        e = np.clip(e, -127, 127)
+        scales = (e + 127).astype(np.uint8)
+        q = e2m1_encode(Rg / 2.0 ** e[..., None])
+    else:  # nvfp4
+        amax = np.abs(Rg).max(axis=2)
+        scales = e4m3_encode(amax / (6.0 * format_scale))
+        eb = e4m3_decode(scales).astype(np.float64) * format_scale
+        with np.errstate(divide="ignore", invalid="ignore"):
+            u = np.where(eb[..., None] > 0, Rg / np.where(eb > 0, eb, 1.0)[..., None], 0.0)
+        q = e2m1_encode(u)
+    codes = q.astype(np.int8).reshape(m, -1)[:, :n]
+    return np.ascontiguousarray(codes), scales, zeros
+
+
+def dequantize_groups(codes, scales, zero_points, fmt, format_scale=1.0):
+    """Float32 values of stored codes (m, n) with their group scales."""
+    codes = np.asarray(codes)
+    m, n = codes.shape
+    cg = _grouped(codes.astype(np.int8), fmt.group_size)
+    if fmt.weight_format == "int":
+        s = np.asarray(scales).astype(np.float32)[..., None]
+        q = cg.astype(np.float32)
+        if zero_points is not None:
+            q = q - np.asarray(zero_points).astype(np.float32)[..., None]
+        out = q * s
+    elif fmt.weight_format == "mxfp4":
+        x = np.exp2(np.asarray(scales).astype(np.float32) - np.float32(127))[..., None]
+        out = e2m1_decode(cg) * x
+    else:
+        eb = e4m3_decode(scales)[..., None] * np.float32(format_scale)
+        out = e2m1_decode(cg) * eb
+    return np.ascontiguousarray(out.reshape(m, -1)[:, :n].astype(np.float32))
+
+
+def nvfp4_tensor_scale(R):
+    amax = float(np.abs(R).max()) if R.size else 0.0
+    return np.float32(amax / (6.0 * 448.0)) if amax > 0 else np.float32(1.0)
+
+
+# ----------------------------------------------------------------------------------------------- stored weight
+@dataclass
+class QuantizedWeight:
+    """Everything stored for one quantized weight; :func:`dequantize_weight` defines its value exactly.
+
+    ``W_hat = lowrank_up @ lowrank_down + tensor_scale * deq(codes) * T`` in float32, where ``T`` is
+    ``input_transform`` (None, a diagonal (n,), or blocks (n_blocks, B, B) acting on column blocks).
+    """
+
+    shape: tuple
+    fmt: FormatSpec
+    codes: np.ndarray  # int8 (m, n): two's complement (sym int), unsigned (asym), E2M1 bits (FP4)
+    scales: np.ndarray
+    zero_points: np.ndarray | None
+    tensor_scale: np.float32
+    format_scale: np.float32 = np.float32(1.0)
+    lowrank_up: np.ndarray | None = None  # float16 (m, r), includes tensor_scale
+    lowrank_down: np.ndarray | None = None  # float16 (r, n)
+    input_transform: np.ndarray | None = None  # float16 (n,) or (n_blocks, B, B)
+    act_bits: int | None = None
+    act_format: str | None = None
+    metadata: dict = field(default_factory=dict)
+
+    @property
+    def rank(self):
+        return 0 if self.lowrank_up is None else int(self.lowrank_up.shape[1])
+
+    @property
+    def qweight(self):
+        """Packed codes: uint8 (m, ceil(n/2)) for 4-bit formats, int8 (m, n) for 8-bit."""
+        if self.fmt.n_bits == 4:
+            from sklearn_frontier.kernels.quantization import pack_int4
+
+            return pack_int4(self.codes)
+        return self.codes
+
+    def rows(self, idx):
+        """The same stored weight restricted to output rows ``idx``."""
+        up = None if self.lowrank_up is None else self.lowrank_up[idx]
+        zp = None if self.zero_points is None else self.zero_points[idx]
+        return replace(self, shape=(len(np.arange(self.shape[0])[idx]), self.shape[1]), codes=self.codes[idx],
+                       scales=self.scales[idx], zero_points=zp, lowrank_up=up)
+
+
+def apply_input_transform(A, T):
+    """``A @ T`` for T None / diagonal (n,) / blocks (n_blocks, B, B), in A's dtype."""
+    if T is None:
+        return A
+    T = np.asarray(T).astype(A.dtype)
+    if T.ndim == 1:
+        return A * T[None, :]
+    nb, B, _ = T.shape
+    out = np.empty_like(A)
+    for b in range(nb):
+        out[:, b * B:(b + 1) * B] = A[:, b * B:(b + 1) * B] @ T[b]
+    return out
+
+
+def dequantize_weight(qw):
+    """The float32 (m, n) value of a :class:`QuantizedWeight` (the single definition of W_hat)."""
+    deq = dequantize_groups(qw.codes, qw.scales, qw.zero_points, qw.fmt, qw.format_scale)
+    deq = apply_input_transform(deq, qw.input_transform)
+    out = np.float32(qw.tensor_scale) * deq
+    if qw.lowrank_up is not None and qw.lowrank_up.shape[1] > 0:
+        out = out + qw.lowrank_up.astype(np.float32) @ qw.lowrank_down.astype(np.float32)
+    return np.ascontiguousarray(out, dtype=np.float32)
+
+
+# ----------------------------------------------------------------------------------------------- STE (torch)
+def _round_ste(u):
+    return u + (u.round() - u).detach()  # torch.round is half-to-even
+
+
+def fake_quantize_torch(R, fmt, *, scale_gradient=True, format_scale=1.0):
+    """Straight-through fake quantization of a torch tensor (m, n) in ``fmt`` (training only)."""
+    import torch
+
+    m, n = R.shape
+    g = fmt.group_size
+    n_groups = -(-n // g)
+    pad = n_groups * g - n
+    Rp = torch.nn.functional.pad(R, (0, pad)) if pad else R
+    Rg = Rp.reshape(m, n_groups, g)
+    if fmt.weight_format == "int" and fmt.symmetric:
+        amax = Rg.abs().amax(dim=2, keepdim=True)
+        if scale_gradient == "pnorm":
+            # Forward value: the exact AbsMax; gradient: that of the smooth ||r_g||_16 (reaches every large entry).
+            p = (Rg.abs() / amax.detach().clamp_min(1e-30)).pow(16).sum(dim=2, keepdim=True).pow(1 / 16)
+            smooth = p * amax.detach()
+            amax = amax.detach() + smooth - smooth.detach()
+        s = amax.clamp_min(1e-10) / fmt.qmax
+        if not scale_gradient:
+            s = s.detach()
+        q = torch.clamp(_round_ste(Rg / s), -fmt.qmax - 1, fmt.qmax)
+        out = q * s
+    elif fmt.weight_format == "int":
+        levels = 2**fmt.n_bits - 1
+        lo, hi = Rg.amin(dim=2, keepdim=True).clamp_max(0), Rg.amax(dim=2, keepdim=True).clamp_min(0)
+        s = ((hi - lo) / levels).clamp_min(1e-10)
+        if not scale_gradient:
+            s, lo = s.detach(), lo.detach()
+        z = torch.clamp(torch.round(-lo / s), 0, levels).detach()
+        q = torch.clamp(_round_ste(Rg / s) + z, 0, levels)
+        out = (q - z) * s
+    else:
+        grid = torch.as_tensor(E2M1_GRID, dtype=R.dtype, device=R.device)
+        amax = Rg.abs().amax(dim=2, keepdim=True).detach()
+        if fmt.weight_format == "mxfp4":
+            s = torch.exp2(torch.clamp(torch.floor(torch.log2(amax.clamp_min(2.0**-125))) - 2, -127, 127))
+        else:
+            s = (amax / 6.0).clamp_min(1e-30)
+        u = Rg / s
+        mids = torch.as_tensor(_E2M1_MIDS, dtype=R.dtype, device=R.device)
+        idx = torch.bucketize(u.abs().detach(), mids, right=True)
+        snapped = torch.sign(u.detach()) * grid[idx]
+        out = (u + (snapped - u).detach()) * s
+    out = out.reshape(m, n_groups * g)
+    return out[:, :n] if pad else out
+
+
+# ----------------------------------------------------------------------------------------------- accounting
+def _transform_bits(kind, n, block_size):
+    if kind in (None, "none", "hadamard", "identity"):
+        return 0
+    if kind == "diag":
+        return 16 * n
+    if kind == "block":
+        return 16 * n * block_size
+    if kind == "full":
+        return 16 * n * n
+    raise ValueError(f"unknown transform kind {kind!r}")
+
+
+def bits_breakdown(m, n, fmt, *, rank=0, lowrank_bits=16, transform="none", transform_block_size=32):
+    """Exact stored bits of one quantized (m, n) weight, by part (bias excluded).
+
+    Examples
+    --------
+    >>> from sklearn_frontier.quantization._formats import FormatSpec, bits_breakdown
+    >>> parts = bits_breakdown(384, 384, FormatSpec("int", 4, 128))
+    >>> parts["codes"], parts["scales"], parts["tensor_scale"]
+    (589824, 18432, 32)
+    """
+    n_groups = -(-n // fmt.group_size)
+    parts = {
+        "codes": fmt.n_bits * m * n,
+        "scales": m * n_groups * fmt.scale_bits,
+        "zero_points": m * n_groups * fmt.zero_bits,
+        "lowrank": rank * (m + n) * lowrank_bits + (16 * (m + rank) if (lowrank_bits == 8 and rank) else 0),
+        "transform": _transform_bits(transform, n, transform_block_size),
+        "tensor_scale": 64 if fmt.weight_format == "nvfp4" else 32,
+    }
+    parts["total"] = sum(parts.values())
+    return parts
+
+
+def bits_per_weight(m, n, fmt, **kwargs):
+    """``bits_breakdown(...)["total"] / (m n)``.
+
+    Examples
+    --------
+    >>> from sklearn_frontier.quantization._formats import FormatSpec, bits_per_weight
+    >>> round(bits_per_weight(4096, 4096, FormatSpec("int", 4, 32)), 4)
+    4.5
+    """
+    return bits_breakdown(m, n, fmt, **kwargs)["total"] / (m * n)
+
+
+def group_size_for_budget(m, n, budget_bpw, *, n_bits=4, symmetric=True, candidates=(16, 32, 64, 128, 256)):
+    """Largest-bit (smallest) group size whose INT bpw stays within ``budget_bpw`` (None if none fits)."""
+    best = None
+    for g in sorted(candidates, reverse=True):
+        if bits_per_weight(m, n, FormatSpec("int", n_bits, g, symmetric)) <= budget_bpw + 1e-12:
+            best = g
+    return best
+
+
+def rank_for_budget(m, n, budget_bpw, fmt, *, lowrank_bits=16, transform="none"):
+    """Largest rank whose total bpw stays within ``budget_bpw`` (0 if even rank 0 exceeds it)."""
+    r = 0
+    while r + 1 < min(m, n) and bits_per_weight(m, n, fmt, rank=r + 1, lowrank_bits=lowrank_bits,
+                                                transform=transform) <= budget_bpw + 1e-12:
+        r += 1
+    return r

@@ -1,0 +1,69 @@
+"""Round-to-nearest (RTN) group quantization: the data-free baseline."""
+
+from ._base import _BaseWeightQuantizer, build_stored_weight
+
+
+class RTNQuantizer(_BaseWeightQuantizer):
+    """Round-to-nearest block quantization of a weight matrix (INT sym/asym, MXFP4, NVFP4).
+
+    Parameters
+    ----------
+    n_bits : {2, 3, 4, 8}, default=4
+        Bits per code (4 for the FP4 formats).
+    group_size : int, default=None
+        Columns per scale group; None = format default (INT 128, MXFP4 32, NVFP4 16). An explicit value
+        must divide in_features.
+    weight_format : {"int", "mxfp4", "nvfp4"}, default="int"
+    symmetric : bool, default=True
+        Symmetric AbsMax INT (False: min/max with a zero point).
+    act_bits : {2, 3, 4, 8} or None, default=None
+        Fake-quantize activations per token in :meth:`score` (W4A4 evaluation).
+    act_format : {"int", "mxfp4", "nvfp4"} or None, default=None
+    mx_scale_rule : {"ocp", "ceil"}, default="ocp"
+        E8M0 scale of MXFP4: OCP ``2^(floor(log2 amax) - 2)`` or ``2^ceil(log2(amax / 6))`` (no clipping).
+
+    Attributes
+    ----------
+    codes_ : ndarray of shape (out_features, in_features), int8
+    scales_ : ndarray of shape (out_features, n_groups)
+    zero_points_ : ndarray or None
+    tensor_scale_ : float32
+        RMS of the weight; scales are stored relative to it.
+    group_size_ : int
+    bits_per_weight_ : float
+        Every stored bit (codes, scales, zero points, tensor scale) per weight.
+    bits_breakdown_ : dict
+    reconstruction_error_ : float
+        Relative output (or Frobenius) error on the fit data.
+    fit_time_ : float
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+
+    See Also
+    --------
+    SVDQuantizer, TwinQuant, WUSHQuantizer
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_frontier.quantization import RTNQuantizer
+    >>> W = np.random.default_rng(0).standard_normal((8, 64))
+    >>> q = RTNQuantizer(group_size=32).fit(W)
+    >>> q.bits_per_weight_
+    4.5625
+    >>> q.transform(W).shape
+    (8, 64)
+    """
+
+    def __init__(self, n_bits=4, *, group_size=None, weight_format="int", symmetric=True, act_bits=None,
+                 act_format=None, mx_scale_rule="ocp"):
+        self.n_bits = n_bits
+        self.group_size = group_size
+        self.weight_format = weight_format
+        self.symmetric = symmetric
+        self.act_bits = act_bits
+        self.act_format = act_format
+        self.mx_scale_rule = mx_scale_rule
+
+    def _fit_weight(self, W, s_W, fmt, stats):
+        return build_stored_weight(W, s_W, fmt, act_bits=self.act_bits, act_format=self.act_format)

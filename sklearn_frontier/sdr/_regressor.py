@@ -1,0 +1,156 @@
+"""SMAVERegressor: SMAVE followed by a regressor on the projection (local linear by default)."""
+
+from numbers import Integral
+
+import numpy as np
+from sklearn.base import RegressorMixin, clone
+
+from sklearn_frontier.kernels.sdr import KERNEL_CODES, sdr_local_wls
+from sklearn_frontier.utils._compat import HasMethods, Interval, _fit_context, check_is_fitted
+
+from ._base import projected_tree, query_neighbors
+from ._smave import SMAVE
+
+PREDICT_RIDGE = 1e-3
+
+
+class SMAVERegressor(RegressorMixin, SMAVE):
+    """Regression on the SMAVE projection: local linear fits in the learned subspace (or any regressor).
+
+    Parameters
+    ----------
+    n_components : int, default=2
+        Dimension d of the subspace.
+    n_neighbors : int, default=None
+        Neighbours per anchor in the projected space; None: ``min(n, clip(ceil(n ** (4 / (d + 4))), 10 (d + 1),
+        200))``.
+    kernel : {"gaussian", "epanechnikov", "uniform"}, default="gaussian"
+        Weight profile on the adaptive radius (the distance to the k-th neighbour).
+    batch_size : int, default=64
+        Anchors per step (clipped to n).
+    max_iter : int, default=300
+        SGD steps per restart.
+    eta0 : float, default=0.5
+        Initial step size (the data are standardised, so it is scale-free).
+    learning_rate : {"invscaling", "sqrt", "constant"}, default="invscaling"
+        Step-size schedule: ``eta0 / (1 + t / decay_steps)``, ``eta0 / sqrt(1 + t / decay_steps)`` or ``eta0``.
+    decay_steps : float, default=100.0
+        Time scale ``tau`` of the schedule.
+    retraction : {"qr", "polar"}, default="qr"
+        Retraction on the Stiefel manifold.
+    refresh_neighbors : int or "never", default=1
+        Rebuild the projected k-d tree every this many steps; "never" freezes neighbour sets and weights at the
+        initial basis (the "simplified" fixed finite-sum objective).
+    init : {"opg", "random"} or array-like of shape (n_components, n_features), default="opg"
+        Initial basis: kNN-OPG, a random orthonormal draw (not reliable) or given directions in original units.
+    n_init : int, default=1
+        Restarts; the one with the lowest exact evaluation loss is kept.
+    tol : float, default=None
+        Stop when the mean subspace change over the last ``n_iter_no_change`` steps is below ``tol``; None runs
+        ``max_iter`` steps and never warns.
+    n_iter_no_change : int, default=10
+        Window of the stopping rule.
+    standardize : bool, default=True
+        Standardise the columns of X (directions are reported in original units either way).
+    ridge : float, default=1e-8
+        Relative ridge on the local slopes.
+    verbose : int, default=0
+        Show a progress bar.
+    random_state : int, RandomState instance or None, default=None
+        Anchor draws, the OPG init's anchors and random inits.
+    regressor : regressor, default=None
+        Fitted on the projection; None: a local linear fit (slope ridge 1e-3) at each query point over its
+        ``predict_neighbors`` nearest training projections.
+    predict_neighbors : int, default=None
+        Neighbours of the default predictor (None: ``n_neighbors_``).
+
+    Attributes
+    ----------
+    components_, directions_, eigenvalues_, n_iter_, loss_curve_ : as in :class:`SMAVE`
+    train_projection_ : ndarray of shape (n_samples, n_components)
+        Projected training data (default predictor only).
+    y_train_ : ndarray of shape (n_samples,)
+        Standardised training targets (default predictor only).
+    regressor_ : regressor
+        The fitted clone of ``regressor`` (when given).
+
+    See Also
+    --------
+    SMAVE : The transformer alone.
+
+    Examples
+    --------
+    >>> from sklearn_frontier.sdr import SMAVERegressor
+    >>> from sklearn_frontier.datasets import make_sdr_regression
+    >>> X, y, B0 = make_sdr_regression("C", n_samples=300, n_features=5, random_state=0)
+    >>> reg = SMAVERegressor(n_components=1, max_iter=50, random_state=0).fit(X, y)
+    >>> reg.score(X, y) > 0.9
+    True
+    """
+
+    _parameter_constraints = {
+        **SMAVE._parameter_constraints,
+        "regressor": [HasMethods(["fit", "predict"]), None],
+        "predict_neighbors": [Interval(Integral, 1, None, closed="left"), None],
+    }
+
+    def __init__(self, n_components=2, *, n_neighbors=None, kernel="gaussian", batch_size=64, max_iter=300,
+                 eta0=0.5, learning_rate="invscaling", decay_steps=100.0, retraction="qr", refresh_neighbors=1,
+                 init="opg", n_init=1, tol=None, n_iter_no_change=10, standardize=True, ridge=1e-8, verbose=0,
+                 random_state=None, regressor=None, predict_neighbors=None):
+        super().__init__(n_components, n_neighbors=n_neighbors, kernel=kernel, batch_size=batch_size,
+                         max_iter=max_iter, eta0=eta0, learning_rate=learning_rate, decay_steps=decay_steps,
+                         retraction=retraction, refresh_neighbors=refresh_neighbors, init=init, n_init=n_init,
+                         tol=tol, n_iter_no_change=n_iter_no_change, standardize=standardize, ridge=ridge,
+                         verbose=verbose, random_state=random_state)
+        self.regressor = regressor
+        self.predict_neighbors = predict_neighbors
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y):
+        """Fit SMAVE, then the predictor on the projection.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input data.
+        y : array-like of shape (n_samples,)
+            Target values.
+
+        Returns
+        -------
+        self : SMAVERegressor
+            The fitted estimator.
+        """
+        Z, yt, y = self._fit_smave(X, y)
+        projection = Z @ self.components_.T
+        if self.regressor is None:
+            self.train_projection_ = projection
+            self.y_train_ = yt
+        else:
+            self.regressor_ = clone(self.regressor).fit(projection, y)
+        return self
+
+    def predict(self, X):
+        """Predict ``y`` from the projection of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input data.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predicted targets.
+        """
+        check_is_fitted(self)
+        Q = np.asarray(self.transform(X), dtype=np.float64)
+        if self.regressor is not None:
+            return self.regressor_.predict(Q)
+        n = self.train_projection_.shape[0]
+        k = min(self.predict_neighbors or self.n_neighbors_, n)
+        nbr = query_neighbors(projected_tree(self.train_projection_), Q, k)
+        theta = sdr_local_wls(self.train_projection_, self.y_train_, Q, nbr, KERNEL_CODES[self.kernel], 0.0,
+                              PREDICT_RIDGE)[2]
+        return self.y_mean_ + self.y_scale_ * theta[:, 0]

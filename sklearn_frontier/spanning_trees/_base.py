@@ -1,0 +1,398 @@
+"""The shared engine: data handling, chains, draws, prediction and diagnostics of both regressors."""
+
+import copy
+import math
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.stats import chi2
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils.parallel import Parallel, delayed
+
+from sklearn_frontier.utils._compat import (
+    Interval,
+    StrOptions,
+    _check_sample_weight,
+    _fit_context,
+    check_is_fitted,
+    validate_data,
+)
+from sklearn_frontier.utils._mcmc import ess_bulk, rank_normalized_split_rhat
+
+from ._domain import build_domain_graph
+from ._mcmc import ChainData, init_chain, run_chain
+from ._predict import attachment_candidates, attachment_weights
+from ._trees import TreeContext
+
+_COMMON_CONSTRAINTS = {
+    "n_trees": [Interval(Integral, 1, None, closed="left")],
+    "domain": "no_validation",
+    "graph": [StrOptions({"auto", "chain", "delaunay", "knn"}), callable],
+    "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+    "metric": [str, callable],
+    "domain_tolerance": [Interval(Real, 0, None, closed="left")],
+    "nu": [Interval(Real, 0, None, closed="neither")],
+    "q": [Interval(Real, 0, 1, closed="neither")],
+    "noise_variance": [Interval(Real, None, None, closed="neither"), None],
+    "n_iter": [Interval(Integral, 1, None, closed="left")],
+    "n_burnin": [Interval(Integral, 0, None, closed="left")],
+    "thin": [Interval(Integral, 1, None, closed="left")],
+    "n_chains": [Interval(Integral, 1, None, closed="left")],
+    "n_jobs": [Integral, None],
+    "predict_neighbors": [StrOptions({"triangle", "knn"})],
+    "n_predict_neighbors": [Interval(Integral, 1, None, closed="left")],
+    "predict_weighting": [StrOptions({"uniform", "distance", "barycentric"})],
+    "attachment": [StrOptions({"random", "mean"})],
+    "warm_start": ["boolean"],
+    "verbose": ["verbose"],
+    "random_state": ["random_state"],
+}
+
+
+def _rhat_ess(x):
+    return rank_normalized_split_rhat(x), ess_bulk(x)
+
+
+class _BaseSpanningTreeEnsemble(RegressorMixin, BaseEstimator):
+    """Additive ensemble of spanning-tree components fitted by backfitting MCMC (shared engine)."""
+
+    _bast_init = False
+    _tree_prior_default = "random_mst"
+
+    # -------------------------------------------------------------- hooks
+    def _make_family(self):
+        raise NotImplementedError
+
+    def _standardize(self, y, w):
+        raise NotImplementedError
+
+    def _tree_settings(self):
+        return "random_mst", 0.0, 0.0
+
+    def _check_more_params(self):
+        pass
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = False
+        return tags
+
+    # -------------------------------------------------------------- fit
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the ensemble by MCMC.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Locations (coordinates; never rescaled).
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+            Frequency weights (weight 2 = a duplicated row); zero-weight rows are dropped.
+
+        Returns
+        -------
+        self : object
+        """
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2)
+        sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        if not np.any(sw > 0):
+            raise ValueError("sample_weight must have at least one positive entry; all are zero.")
+        if self.noise_variance is not None and not self.noise_variance > 0:
+            raise ValueError(f"noise_variance must be positive, got {self.noise_variance}.")
+        self._check_more_params()
+        keep = sw > 0
+        X, y, sw = X[keep], y[keep], sw[keep]
+        continuing = self.warm_start and hasattr(self, "chain_states_")
+        graph = build_domain_graph(X, domain=self.domain, graph=self.graph, n_neighbors=self.n_neighbors,
+                                   metric=self.metric, domain_tolerance=self.domain_tolerance)
+        y_mean, y_scale = self._standardize(y, sw)
+        yt = (y - y_mean) / y_scale
+        sv = graph.sample_vertex
+        n_v = graph.n_vertices
+        W = np.bincount(sv, weights=sw, minlength=n_v)
+        S0 = np.bincount(sv, weights=sw * yt, minlength=n_v)
+        data = ChainData(W, S0, sw.sum(), float(np.sum(sw * yt * yt)))
+        var_w = float(np.sum(sw * (yt - np.sum(sw * yt) / sw.sum()) ** 2) / sw.sum())
+        lam_s = chi2.ppf(1.0 - self.q, self.nu) * max(var_w, 1e-4) / self.nu
+        fixed = None if self.noise_variance is None else float(self.noise_variance) / y_scale ** 2
+        family = self._make_family()
+        ctx = TreeContext(graph)
+        tree_prior, jitter, p_tree = self._tree_settings()
+        same_data = False
+        if continuing:
+            old = self.graph_
+            if (old.vertices.shape != graph.vertices.shape or not np.array_equal(old.vertices, graph.vertices)
+                    or len(self.chain_states_) != self.n_chains
+                    or len(self.chain_states_[0]["states"]) != self.n_trees):
+                raise ValueError("warm_start=True needs the same training locations, n_trees and n_chains as "
+                                 "the previous fit; set warm_start=False to refit.")
+            same_data = (np.array_equal(self._vertex_stats[0], W) and np.array_equal(self._vertex_stats[1], S0)
+                         and y_mean == self.y_mean_ and y_scale == self.y_scale_)
+        elif self.n_burnin >= self.n_iter:
+            raise ValueError(f"n_burnin must be smaller than n_iter, got n_burnin={self.n_burnin} and "
+                             f"n_iter={self.n_iter}.")
+        if continuing:
+            chains = copy.deepcopy(self.chain_states_)
+            burnin = self._burnin_used if same_data else 0
+            if not same_data:
+                for ch in chains:
+                    ch["t"] = 0
+                    ch["kept"] = 0
+                burnin = self.n_burnin
+                if burnin >= self.n_iter:
+                    raise ValueError(f"n_burnin must be smaller than n_iter, got {self.n_burnin} >= {self.n_iter}.")
+        else:
+            seed = check_random_state(self.random_state).randint(0, 2**31 - 1)
+            ss = np.random.SeedSequence(int(seed))
+            children = ss.spawn(self.n_chains + 1)
+            sigma2_init = fixed if fixed is not None else max(var_w, 1e-4)
+            chains = [init_chain(ctx, family, data, self.n_trees, np.random.default_rng(c), tree_prior=tree_prior,
+                                 sigma2_init=sigma2_init, bast_init=self._bast_init)
+                      for c in children[:-1]]
+            self._predict_seed = int(children[-1].generate_state(1)[0])
+            burnin = self.n_burnin
+        n_kept_expected = (self.n_iter - (0 if same_data else burnin)) // self.thin
+        if n_kept_expected * self.n_trees * n_v * 4 > 2**30:
+            warnings.warn("The stored draws exceed 1 GiB per chain; consider a larger thin.", UserWarning)
+        # edge outputs from <= ~100 evenly spaced kept draws per chain (they cost O(M E log n) each)
+        edge_stride = max(1, math.ceil(max(n_kept_expected, 1) / 100))
+        kwargs = dict(n_burnin=burnin, thin=self.thin, edge_stride=edge_stride, noise_prior=(self.nu, lam_s), fixed_sigma2=fixed,
+                      tree_prior=tree_prior, tree_jitter=jitter, tree_update_prob=p_tree)
+        results = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+            delayed(run_chain)(ctx, family, data, ch, self.n_iter, verbose=self.verbose, desc=f"chain {i}", **kwargs)
+            for i, ch in enumerate(chains))
+        draws = self._assemble(results, y_scale)
+        if continuing and same_data:
+            prev = self.draws_
+            draws = prev if draws is None else {k: np.concatenate([prev[k], v], axis=1) for k, v in draws.items()}
+            acc_prev = self._acc_counts
+        else:
+            acc_prev = None
+        acc = {}
+        for _, a in results:
+            for m, (x, n) in a.items():
+                acc.setdefault(m, [0, 0])
+                acc[m][0] += x
+                acc[m][1] += n
+        if acc_prev is not None:
+            for m in acc:
+                acc[m][0] += acc_prev[m][0]
+                acc[m][1] += acc_prev[m][1]
+        self._acc_counts = acc
+        if draws is None:
+            raise ValueError("No draws were kept: increase n_iter or decrease n_burnin / thin.")
+        self.chain_states_ = chains
+        self._burnin_used = burnin
+        self._vertex_stats = (W, S0)
+        self.graph_ = graph
+        self.y_mean_ = float(y_mean)
+        self.y_scale_ = float(y_scale)
+        self.draws_ = draws
+        self.n_iter_ = int(chains[0]["t"])
+        self.sigma_ = float(np.mean(draws["sigma"]))
+        self.acceptance_rates_ = {m: (x / n if n else float("nan")) for m, (x, n) in acc.items()}
+        self.trees_ = np.array([[st["tree"] for st in ch["states"]] for ch in chains], dtype=np.int64)
+        self.edge_boundary_score_ = draws["edge_boundary"].mean(axis=(0, 1)).astype(np.float64)
+        self.tree_edge_frequency_ = draws["tree_edge"].mean(axis=(0, 1)).astype(np.float64)
+        self.feature_importances_ = self._feature_importances()
+        self.convergence_ = self._convergence(None)
+        if self.n_chains >= 2 and np.nanmax(self.convergence_["rhat"]) > 1.1:
+            warnings.warn(f"max R-hat {np.nanmax(self.convergence_['rhat']):.3f} > 1.1: the chains have not "
+                          "mixed; run more sweeps.", ConvergenceWarning)
+        return self
+
+    def _assemble(self, results, y_scale):
+        if not results[0][0]["sigma"]:
+            return None
+        out = {k: np.stack([np.asarray(r[k]) for r, _ in results])
+               for k in ("vertex_values", "sigma", "log_likelihood")}
+        E = results[0][0]["n_edges"]
+        for k in ("edge_boundary", "tree_edge"):
+            out[k] = np.stack([np.asarray(r[k], dtype=np.float32).reshape(-1, E) for r, _ in results])
+        out["sigma"] = out["sigma"] * y_scale
+        for p in results[0][0]["params"][0]:
+            out[p] = np.stack([np.stack([np.asarray(d[p]) for d in r["params"]]) for r, _ in results])
+        return out
+
+    # -------------------------------------------------------------- prediction
+    def _check_X(self, X):
+        check_is_fitted(self)
+        return validate_data(self, X, dtype=np.float64, reset=False)
+
+    def _attachment(self, X):
+        cand, valid, delta, bary = attachment_candidates(self.graph_, X, self.predict_neighbors,
+                                                         self.n_predict_neighbors)
+        return cand, attachment_weights(valid, delta, self.predict_weighting, bary), delta
+
+    def _draw_iter(self):
+        C, S = self.draws_["sigma"].shape
+        params = [k for k in self.draws_ if k not in ("vertex_values", "sigma", "log_likelihood", "edge_boundary",
+                                                      "tree_edge", "n_clusters")]
+        for c in range(C):
+            for s in range(S):
+                yield (self.draws_["vertex_values"][c, s].astype(np.float64),
+                       {p: self.draws_[p][c, s] for p in params}, self.draws_["sigma"][c, s] / self.y_scale_)
+
+    def _moments(self, X):
+        """Per-draw sums over trees of the attached-leaf mean and variance: arrays (n_draws, n)."""
+        cand, pi, delta = self._attachment(X)
+        cidx = np.maximum(cand, 0)
+        means, variances, sig2 = [], [], []
+        attach = self._attach_fn()
+        for G, params, sigma in self._draw_iter():
+            a, b = attach(params, delta, self.n_trees)
+            gv = G[:, cidx]  # (M, n, K)
+            m = np.sum(pi * a * gv, axis=2)
+            if self.attachment == "mean":
+                v = np.sum(pi * b, axis=2) + 0.0 * m
+            else:
+                v = np.sum(pi * (a * a * gv * gv + b), axis=2) - m * m
+            means.append(m.sum(axis=0))
+            variances.append(np.maximum(v, 0).sum(axis=0))
+            sig2.append(sigma * sigma)
+        return np.array(means), np.array(variances), np.array(sig2)
+
+    def predict(self, X, return_std=False):
+        """Posterior mean at ``X`` (Rao-Blackwellised over the random attachment).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        return_std : bool, default=False
+            Also return the predictive standard deviation of a new observation.
+
+        Returns
+        -------
+        y_mean : ndarray of shape (n_samples,)
+        y_std : ndarray of shape (n_samples,), only if ``return_std``
+        """
+        X = self._check_X(X)
+        means, variances, sig2 = self._moments(X)
+        mu = self.y_mean_ + self.y_scale_ * means.mean(axis=0)
+        if not return_std:
+            return mu
+        var = np.mean(sig2[:, None] + variances, axis=0) + means.var(axis=0)
+        return mu, self.y_scale_ * np.sqrt(var)
+
+    def sample_posterior_predictive(self, X, kind="prediction", n_samples_per_draw=1, random_state=None):
+        """Draws of the response (``"prediction"``) or of the regression function (``"credible"``) at ``X``.
+
+        Returns
+        -------
+        samples : ndarray of shape (n_chains * n_kept * n_samples_per_draw, n_samples)
+        """
+        if kind not in ("prediction", "credible"):
+            raise ValueError(f"kind must be 'prediction' or 'credible', got {kind!r}.")
+        if not (isinstance(n_samples_per_draw, Integral) and n_samples_per_draw >= 1):
+            raise ValueError(f"n_samples_per_draw must be a positive integer, got {n_samples_per_draw!r}.")
+        X = self._check_X(X)
+        rng = np.random.default_rng(self._predict_seed if random_state is None
+                                    else check_random_state(random_state).randint(0, 2**31 - 1))
+        cand, pi, delta = self._attachment(X)
+        cum = np.cumsum(pi, axis=1)
+        n = X.shape[0]
+        rows = np.arange(n)
+        attach = self._attach_fn()
+        out = []
+        for G, params, sigma in self._draw_iter():
+            a, b = attach(params, delta, self.n_trees)
+            M = G.shape[0]
+            if self.attachment == "mean":
+                gv = G[:, np.maximum(cand, 0)]
+                m = np.sum(pi * a * gv, axis=2).sum(axis=0)
+                sd_leaf = np.sqrt(np.sum(pi * b, axis=2).sum(axis=0))
+                for _ in range(n_samples_per_draw):
+                    f = m + sd_leaf * rng.standard_normal(n)
+                    if kind == "prediction":
+                        f = f + sigma * rng.standard_normal(n)
+                    out.append(self.y_mean_ + self.y_scale_ * f)
+                continue
+            for _ in range(n_samples_per_draw):
+                u = rng.random((M, n))
+                j = np.minimum((u[:, :, None] > cum[None]).sum(axis=2), cand.shape[1] - 1)
+                c = cand[rows[None, :], j]
+                am = a[np.arange(a.shape[0])[:, None] if a.shape[0] > 1 else 0, rows[None, :], j]
+                bm = b[np.arange(b.shape[0])[:, None] if b.shape[0] > 1 else 0, rows[None, :], j]
+                val = am * G[np.arange(M)[:, None], c] + np.sqrt(bm) * rng.standard_normal((M, n))
+                f = val.sum(axis=0)
+                if kind == "prediction":
+                    f = f + sigma * rng.standard_normal(n)
+                out.append(self.y_mean_ + self.y_scale_ * f)
+        return np.array(out)
+
+    def sample_posterior(self, X, n_samples=None, kind="credible", random_state=None):
+        """``n_samples`` posterior draws at ``X`` (default: one per kept draw), shape (n_samples, n)."""
+        total = self.draws_["sigma"].size if hasattr(self, "draws_") else 1
+        per = 1 if n_samples is None else max(1, math.ceil(n_samples / total))
+        samples = self.sample_posterior_predictive(X, kind=kind, n_samples_per_draw=per, random_state=random_state)
+        if n_samples is not None:
+            samples = samples[np.linspace(0, samples.shape[0] - 1, n_samples).round().astype(int)]
+        return samples
+
+    def predict_quantiles(self, X, quantiles=(0.025, 0.975), kind="prediction", n_samples_per_draw=None,
+                          random_state=None):
+        """Posterior (``"credible"``) or predictive (``"prediction"``) quantiles, shape (n, len(quantiles))."""
+        q = np.atleast_1d(np.asarray(quantiles, dtype=np.float64))
+        if np.any((q < 0) | (q > 1)) or not np.all(np.isfinite(q)):
+            raise ValueError(f"quantiles must lie in [0, 1], got {quantiles!r}.")
+        check_is_fitted(self)
+        if n_samples_per_draw is None:
+            n_samples_per_draw = max(1, math.ceil(1000 / self.draws_["sigma"].size))
+        s = self.sample_posterior_predictive(X, kind=kind, n_samples_per_draw=n_samples_per_draw,
+                                             random_state=random_state)
+        return np.quantile(s, q, axis=0).T
+
+    def predict_interval(self, X, alpha=0.05, kind="credible"):
+        """Equal-tailed ``1 - alpha`` credible (regression function) or prediction (new y) interval, (n, 2)."""
+        if not 0 < alpha < 1:
+            raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}.")
+        return self.predict_quantiles(X, (alpha / 2, 1 - alpha / 2), kind=kind)
+
+    # -------------------------------------------------------------- diagnostics
+    def _convergence(self, X):
+        d = self.draws_
+        n_v = self.graph_.n_vertices
+        idx = np.unique(np.linspace(0, n_v - 1, min(20, n_v)).round().astype(int))
+        fit = d["vertex_values"][:, :, :, idx].sum(axis=2).astype(np.float64)
+        names = ["sigma", "log_likelihood"] + [f"fit[{i}]" for i in idx]
+        series = [d["sigma"], d["log_likelihood"]] + [fit[:, :, j] for j in range(idx.size)]
+        if X is not None:
+            means, _, _ = self._moments(X)
+            C, S = d["sigma"].shape
+            pm = means.reshape(C, S, -1)
+            names += [f"predict[{i}]" for i in range(pm.shape[2])]
+            series += [pm[:, :, i] for i in range(pm.shape[2])]
+        stats = [_rhat_ess(s) for s in series]
+        return {"names": names, "rhat": np.array([r for r, _ in stats]), "ess_bulk": np.array([e for _, e in stats]),
+                "rhat_sigma": stats[0][0]}
+
+    def convergence_diagnostics(self, X=None):
+        """R-hat and bulk ESS of sigma, the log-likelihood, the fit at 20 vertices (and predictions at ``X``)."""
+        check_is_fitted(self)
+        if X is not None:
+            X = self._check_X(X)
+        return self._convergence(X)
+
+    def _feature_importances(self):
+        G = self.graph_
+        V, E = G.vertices, G.edges
+        d = V.shape[1]
+        F = self.draws_["vertex_values"].astype(np.float64).sum(axis=2).mean(axis=(0, 1))
+        if E.shape[0] == 0:
+            return np.full(d, 1.0 / d)
+        dX = V[E[:, 1]] - V[E[:, 0]]
+        dF = F[E[:, 1]] - F[E[:, 0]]
+        A = np.zeros((V.shape[0], d, d))
+        b = np.zeros((V.shape[0], d))
+        outer = dX[:, :, None] * dX[:, None, :]
+        for end in (0, 1):
+            np.add.at(A, E[:, end], outer)
+            np.add.at(b, E[:, end], dX * dF[:, None])
+        grad = np.linalg.solve(A + 1e-8 * np.eye(d), b[:, :, None])[:, :, 0]
+        imp = np.mean((grad * V.std(axis=0)) ** 2, axis=0)
+        total = imp.sum()
+        return imp / total if total > 0 else np.full(d, 1.0 / d)

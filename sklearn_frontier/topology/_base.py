@@ -1,0 +1,140 @@
+"""Shared parameters, validation and fitting steps of the CEO estimators."""
+
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.linalg as la
+
+from sklearn_frontier.utils._compat import Interval, StrOptions, validate_data
+
+from ._operators import chain_operator, graded_laplacian
+from ._spectral import fit_operator, knn_adjacency, precomputed_adjacency
+
+OPERATOR_CONSTRAINTS = {
+    "affinity": [StrOptions({"nearest_neighbors", "precomputed"})],
+    "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+    "max_rank": [Interval(Integral, 1, None, closed="left")],
+    "incidence": [StrOptions({"signed", "mixed"})],
+    "coupling": [Interval(Real, 0, 1, closed="both")],
+    "gammas": ["array-like", None],
+    "betas": ["array-like", None],
+    "eps": [Interval(Real, 0, None, closed="neither")],
+    "solver": [StrOptions({"auto", "dense", "cg"})],
+    "fast_path": ["boolean"],
+    "rtol": [Interval(Real, 0, None, closed="neither")],
+    "max_cells": [Interval(Integral, 1, None, closed="left")],
+}
+SPECTRAL_CONSTRAINTS = {
+    **OPERATOR_CONSTRAINTS,
+    "normalize": ["boolean", StrOptions({"diag", "degree"})],
+    "features": [StrOptions({"eigvecs", "hks"})],
+    "hks_times": [Interval(Integral, 1, None, closed="left"), "array-like"],
+    "eigen_tol": [Interval(Real, 0, None, closed="neither")],
+    "random_state": ["random_state"],
+}
+
+
+class _CEOMixin:
+    """Graph construction and operator fitting shared by the CEO estimators."""
+
+    def _graph(self, X, reset=True):
+        if self.affinity == "precomputed":
+            X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], ensure_min_samples=2,
+                              reset=reset)
+            return X, precomputed_adjacency(X)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], ensure_min_samples=2, reset=reset)
+        return X, knn_adjacency(X, self.n_neighbors)
+
+    def _fit_operator(self, X, cells):
+        X, graph = self._graph(X)
+        fit_operator(self, graph, cells)
+        self.n_vertices_ = graph.shape[0]
+        return X
+
+    def diagnostics(self):
+        """Spectral checks of the fitted operator (n_0 <= 3000): the PSD bound and the sandwich f_ε(L_0) ⪯ S_ε ⪯ A.
+
+        Returns
+        -------
+        diag : dict
+            ``lambda_min_graded`` (of L⋆), ``lambda_min_S``, ``lambda_min_A_minus_S``, ``lambda_min_S_minus_f``,
+            ``sandwich_gap`` (‖A − S_ε‖₂), ``sandwich_bound`` (γ_0²/β_1), ``degeneracy``, ``chain_defect``.
+        """
+        from sklearn_frontier.utils._compat import check_is_fitted
+
+        check_is_fitted(self, "operator_")
+        n0 = self.boundaries_[0].shape[0]
+        if n0 > 3000:
+            raise ValueError(f"diagnostics() is dense and needs n_0 <= 3000, got {n0}.")
+        S = self.operator_ if isinstance(self.operator_, np.ndarray) else self.operator_.to_dense()
+        L0 = (self.boundaries_[0] @ self.boundaries_[0].T).toarray()
+        b1, g0 = self.betas_[0], float(np.nan_to_num(self.gammas_[0]))
+        A = b1 * L0
+        f = chain_operator(L0, b1, g0, self.eps)
+        gammas = np.nan_to_num(self.gammas_)
+        Lstar = graded_laplacian(self.boundaries_, self.betas_, gammas).toarray()
+        lmin = lambda M: float(la.eigvalsh((M + M.T) / 2)[0])  # noqa: E731
+        return {
+            "lambda_min_graded": lmin(Lstar),
+            "lambda_min_S": lmin(S),
+            "lambda_min_A_minus_S": lmin(A - S),
+            "lambda_min_S_minus_f": lmin(S - f),
+            "sandwich_gap": float(la.eigvalsh((A - S + (A - S).T) / 2)[-1]),
+            "sandwich_bound": float(g0 ** 2 / b1),
+            "degeneracy": float(self.degeneracy_),
+            "chain_defect": float(self.chain_defect_),
+        }
+
+
+class _VotePredictMixin:
+    """Out-of-sample ``predict``: Shepard-weighted vote of the labels of the nearest training rows.
+
+    Rows at distance 0 vote alone (so ``predict(X_train) == labels_`` without duplicates); with
+    ``affinity="precomputed"`` X holds (n_new, n_train) affinities, which are the vote weights.
+    """
+
+    def _fit_predictor(self, X):
+        from sklearn.neighbors import NearestNeighbors
+
+        if self.affinity == "nearest_neighbors":
+            self.nn_ = NearestNeighbors(n_neighbors=min(self.n_neighbors, X.shape[0])).fit(X)
+
+    def predict(self, X):
+        """Labels of new rows (vote of the training labels over the nearest training rows).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_new, n_features)
+            With ``affinity="precomputed"``: (n_new, n_train) non-negative affinities to the training rows.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_new,), int64
+        """
+        import warnings
+
+        import scipy.sparse as sp
+
+        from sklearn_frontier.utils._compat import check_is_fitted
+
+        check_is_fitted(self, "labels_")
+        k = int(self.labels_.max()) + 1
+        if self.affinity == "precomputed":
+            X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+            W = sp.csr_matrix(X, dtype=np.float64)
+            if W.nnz and np.any(W.data < 0):
+                raise ValueError("precomputed affinities must be non-negative.")
+            votes = np.asarray(W @ np.eye(k)[self.labels_])
+            if np.any(votes.sum(axis=1) == 0):
+                warnings.warn("some rows have no affinity to the training vertices; they get label 0.",
+                              UserWarning, stacklevel=2)
+            return votes.argmax(axis=1).astype(np.int64)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        D, I = self.nn_.kneighbors(X)
+        zero = D <= 1e-12 * max(1.0, float(D.max()) if D.size else 1.0)
+        W = np.where(zero, 1.0, 0.0)
+        far = ~zero.any(axis=1)
+        W[far] = 1.0 / D[far]
+        votes = np.zeros((X.shape[0], k))
+        np.add.at(votes, (np.repeat(np.arange(X.shape[0]), I.shape[1]), self.labels_[I].ravel()), W.ravel())
+        return votes.argmax(axis=1).astype(np.int64)

@@ -1,0 +1,160 @@
+"""TwinQuantLinear and quantize_model on small torch models; Stiefel geometry of the optimiser."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import sklearn_frontier  # noqa: E402
+from sklearn_frontier.quantization import (  # noqa: E402
+    RTNQuantizer,
+    SVDQuantizer,
+    TwinQuant,
+    TwinQuantLinear,
+    WUSHQuantizer,
+    quantize_model,
+)
+from sklearn_frontier.quantization._riemannian import RiemannianAdam  # noqa: E402
+from sklearn_frontier.utils._manifolds import cayley_retraction, qr_retraction, stiefel_project  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def layer_data():
+    rng = np.random.default_rng(0)
+    W = rng.standard_normal((24, 64)).astype(np.float32)
+    X = rng.standard_normal((200, 64))
+    return W, X
+
+
+@pytest.mark.parametrize("est", [RTNQuantizer(group_size=32), RTNQuantizer(group_size=32, symmetric=False),
+                                 SVDQuantizer(rank=3, group_size=32),
+                                 TwinQuant(rank=3, group_size=32, max_iter=5, random_state=0),
+                                 WUSHQuantizer(), RTNQuantizer(weight_format="mxfp4")],
+                         ids=["rtn", "rtn-asym", "svd", "twinquant", "wush", "mxfp4"])
+def test_module_dequantize_and_forward(est, layer_data):
+    W, X = layer_data
+    est.fit(W, X_calib=X)
+    bias = torch.randn(W.shape[0])
+    mod = est.to_module(bias=bias)
+    W_hat = est.transform(W)
+    np.testing.assert_array_equal(mod.dequantize().numpy(), W_hat)  # bitwise
+    assert mod.memory_bits() == pytest.approx(est.bits_per_weight_ * W.size, abs=1e-6)
+    x = torch.randn(2, 5, W.shape[1])
+    expected = x @ torch.from_numpy(W_hat).T + bias
+    for backend in ("reference", "numba", "triton"):
+        with sklearn_frontier.config_context(backend=backend):
+            y = mod(x)
+        assert y.shape == (2, 5, W.shape[0])
+        torch.testing.assert_close(y, expected, rtol=1e-5, atol=1e-5 * float(expected.abs().max()))
+    restored = TwinQuantLinear(W.shape[1], W.shape[0], rank=mod.rank, fmt=mod.fmt, transform=mod.transform,
+                               transform_block_size=mod.transform_block_size, bias=True)
+    restored.load_state_dict(mod.state_dict())
+    np.testing.assert_array_equal(restored.dequantize().numpy(), W_hat)
+    with pytest.raises(ValueError):
+        mod(torch.randn(3, W.shape[1] + 1))
+
+
+def test_to_module_rejects_unpacked_bits(layer_data):
+    W, _ = layer_data
+    with pytest.raises(ValueError, match="n_bits"):
+        RTNQuantizer(n_bits=3, group_size=32).fit(W).to_module()
+
+
+def test_quantize_model_on_small_mlp():
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.GELU(), torch.nn.Linear(128, 32))
+    data = [torch.randn(32, 64) for _ in range(4)]
+    ref = [net(b).detach() for b in data]
+    W0 = net[0].weight.detach().numpy().copy()
+    report = quantize_model(net, data, method="twinquant", rank=4, group_size=32,
+                            quantizer_params={"max_iter": 10}, random_state=0)
+    assert [r["name"] for r in report.layers] == ["0", "2"]
+    assert isinstance(net[0], TwinQuantLinear) and isinstance(net[2], TwinQuantLinear)
+    # the report row equals the per-layer score of the same quantizer on the same statistics
+    X0 = torch.cat(data).numpy().astype(np.float64)
+    est = TwinQuant(rank=4, group_size=32, max_iter=10, random_state=0).fit(W0, X_calib=X0)
+    assert report.layers[0]["calib_relative_error"] == pytest.approx(-est.score(W0, X_calib=X0), rel=1e-6)
+    out = [net(b).detach() for b in data]
+    rel = sum(float(((o - r) ** 2).sum()) for o, r in zip(out, ref)) / sum(float((r**2).sum()) for r in ref)
+    assert rel < 0.02
+    assert report.mean_bits_per_weight > 4
+    # re-running is a no-op (TwinQuantLinear is skipped)
+    with pytest.warns(UserWarning, match="no matching"):
+        again = quantize_model(net, data)
+    assert again.layers == []
+
+
+def test_quantize_model_exclude_and_errors():
+    net = torch.nn.Sequential(torch.nn.Linear(16, 16), torch.nn.ReLU(), torch.nn.Linear(16, 8))
+    report = quantize_model(net, None, method="rtn", group_size=16, exclude=["2"])
+    assert [r["name"] for r in report.layers] == ["0"] and isinstance(net[2], torch.nn.Linear)
+    with pytest.raises(ValueError, match="method"):
+        quantize_model(torch.nn.Sequential(torch.nn.Linear(4, 4)), None, method="gptq")
+
+    def bad_forward(module, batch):
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="batch 0"):
+        quantize_model(torch.nn.Sequential(torch.nn.Linear(4, 4)), [torch.ones(1, 4)], method="rtn",
+                       forward_fn=bad_forward)
+
+
+# ------------------------------------------------------------------------------------------------ geometry
+def test_projection_and_qr_retraction_match_pymanopt():
+    pytest.importorskip("pymanopt")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from pymanopt.manifolds import Stiefel
+
+    rng = np.random.default_rng(0)
+    n, r = 10, 3
+    man = Stiefel(n, r)
+    V = qr_retraction(rng.standard_normal((n, r)))
+    Z = rng.standard_normal((n, r))
+    g = stiefel_project(V, Z)
+    np.testing.assert_allclose(g, man.euclidean_to_riemannian_gradient(V, Z), atol=1e-12)
+    sym = V.T @ g
+    np.testing.assert_allclose(sym + sym.T, 0, atol=1e-12)
+    xi = 0.3 * g
+    np.testing.assert_allclose(qr_retraction(V, xi), man.retraction(V, xi), atol=1e-12)
+
+
+def test_cayley_matches_dense_form():
+    rng = np.random.default_rng(1)
+    n, r = 9, 2
+    V = qr_retraction(rng.standard_normal((n, r)))
+    xi = stiefel_project(V, rng.standard_normal((n, r))) * 0.2
+    P = xi - 0.5 * V @ (V.T @ xi)
+    A = P @ V.T - V @ P.T
+    dense = np.linalg.solve(np.eye(n) - 0.5 * A, (np.eye(n) + 0.5 * A) @ V)
+    np.testing.assert_allclose(cayley_retraction(V, xi), dense, atol=1e-12)
+
+
+@pytest.mark.parametrize("retraction", ["qr", "cayley"])
+def test_riemannian_adam_stays_orthonormal_and_finds_top_eigenspace(retraction):
+    gen = torch.Generator().manual_seed(0)
+    n, r = 12, 3
+    Q = torch.linalg.qr(torch.randn(n, n, generator=gen))[0]
+    A = Q @ torch.diag(torch.arange(n, 0, -1, dtype=torch.float32)) @ Q.T
+    V = qr_retraction(torch.randn(n, r, generator=gen))
+    opt = RiemannianAdam(0.05, retraction=retraction)
+    for _ in range(1000):
+        V = opt.step(V, -2 * A @ V)  # minimise -tr(V^T A V)
+    torch.testing.assert_close(V.T @ V, torch.eye(r), atol=1e-6, rtol=0)
+    top = Q[:, :r]
+    assert float(torch.linalg.norm(V @ V.T - top @ top.T)) < 1e-2
+
+
+def test_tradeoff_example_smoke(tmp_path):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "plot_quantization_tradeoff.py"
+    spec = importlib.util.spec_from_file_location("plot_quantization_tradeoff", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    res = module.main(n_layers=1, max_iter=3, path=tmp_path / "tradeoff.png")
+    assert (tmp_path / "tradeoff.png").exists()
+    assert res["SVD+RTN"][-1, 1] < res["RTN"][0, 1]  # rank 8 SVD beats RTN g128
