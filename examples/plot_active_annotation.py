@@ -1,4 +1,6 @@
-"""Active annotation: label accuracy vs labels spent, for every strategy, on a simulated crowd.
+"""
+Active annotation: label accuracy vs labels spent, for every strategy, on a simulated crowd.
+============================================================================================
 
 A pool (breast cancer, 569 samples) is labelled by a heterogeneous simulated crowd (20 workers with
 accuracies in [0.55, 0.85]). After one label per sample, each strategy spends the rest of a 4n budget

@@ -1,4 +1,6 @@
-"""MixConfig: configurations over the resolution axis and per-sample mixing weights.
+"""
+MixConfig: configurations over the resolution axis and per-sample mixing weights.
+=================================================================================
 
 Two-regime data (``make_two_regime_hierarchy``): in one region the label is a fine sub-blob
 property, elsewhere a coarse group property. The extractor finds the partitions that are optimal

@@ -1,4 +1,6 @@
-"""Recover a planted 2-D central mean subspace with SMAVE, next to OPG and the true projection.
+"""
+Recover a planted 2-D central mean subspace with SMAVE, next to OPG and the true projection.
+============================================================================================
 
 Model B of the SMAVE spec (n = 2000, p = 20): ``y = u1**2 + 2 sin(pi u2 / 2) + 0.2 eps`` with ``u = B0^T x``.
 Each panel plots the data projected on an estimated 2-D subspace, coloured by y, with its distance

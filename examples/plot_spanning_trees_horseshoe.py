@@ -1,4 +1,6 @@
-"""PR-BAST and BAST on the mgcv horseshoe: truth, fits, a Euclidean GP, and the interval width.
+"""
+PR-BAST and BAST on the mgcv horseshoe: truth, fits, a Euclidean GP, and the interval width.
+============================================================================================
 
 A Euclidean smoother leaks across the gap between the two arms (where the truth jumps from about
 +3 to -3); the spanning-tree ensembles live on a domain graph whose edges never cross it.

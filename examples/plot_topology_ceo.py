@@ -1,4 +1,6 @@
-"""Collapsed effective operators on a hypergraph SBM: graph Laplacian vs collapsed operator embeddings.
+"""
+Collapsed effective operators on a hypergraph SBM: graph Laplacian vs collapsed operator embeddings.
+====================================================================================================
 
 Three planted blocks with sparse, noisy pairwise edges and block-aligned hyperedges
 (:func:`sklearn_frontier.datasets.make_hypergraph_sbm`). Left: the spectral embedding of the normalised graph

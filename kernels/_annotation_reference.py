@@ -9,13 +9,49 @@ _M2 = np.uint64(0x94D049BB133111EB)
 
 
 def betainc_half(a, b):
-    """Regularized incomplete beta ``I_{1/2}(a, b)`` (scipy), elementwise; exactly 1/2 where ``a == b``."""
+    """Evaluate the regularized incomplete beta ``I_{1/2}(a, b)`` elementwise.
+
+    Parameters
+    ----------
+    a, b : array-like of float
+        Positive Beta parameters (broadcast together).
+
+    Returns
+    -------
+    ndarray of float64
+        ``I_{1/2}(a, b)`` from scipy, exactly ``0.5`` where ``a == b``.
+
+    Examples
+    --------
+    >>> from sklearn_frontier.kernels import betainc_half
+    >>> betainc_half([2.0, 1.0], [2.0, 3.0]).tolist()
+    [0.5, 0.875]
+    """
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     return np.where(a == b, 0.5, betainc(a, b, 0.5))
 
 
 def splitmix64_keys(x):
-    """SplitMix64 finalizer of each uint64 in ``x`` (Vigna): ``mix(x + golden)``, wrapping arithmetic."""
+    """Hash each uint64 with the SplitMix64 finalizer (Vigna): ``mix(x + golden)``, wrapping arithmetic.
+
+    Parameters
+    ----------
+    x : array-like of uint64
+        Keys to hash (seeded tie-breaking keys of the annotators).
+
+    Returns
+    -------
+    ndarray of uint64
+        The mixed keys, one per input.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_frontier.kernels import splitmix64_keys
+    >>> keys = splitmix64_keys(np.arange(3, dtype=np.uint64))
+    >>> keys.dtype, len(set(keys.tolist()))
+    (dtype('uint64'), 3)
+    """
     z = np.asarray(x, dtype=np.uint64) + _GOLDEN
     z = (z ^ (z >> np.uint64(30))) * _M1
     z = (z ^ (z >> np.uint64(27))) * _M2
@@ -31,9 +67,36 @@ def _top_two(E):
 
 
 def refresh_rows(C, N, lam, rows, prior_a, prior_b):
-    """Margin-Beta uncertainty of ``rows``: ``I_{1/2}(a + prior_a, b + prior_b)`` on ``e = C + lam * N``.
+    """Compute the margin-Beta uncertainty ``I_{1/2}(a + prior_a, b + prior_b)`` of some rows.
 
-    ``a`` and ``b`` are the largest and second-largest entries of each row of ``e`` (``b = 0`` if K = 1).
+    ``a`` and ``b`` are the largest and second-largest entries of each row of ``e = C + lam * N``
+    (``b = 0`` if K = 1).
+
+    Parameters
+    ----------
+    C : ndarray of shape (n, K)
+        Label counts per row and class.
+    N : ndarray of shape (n, K)
+        Propagated (neighbour) counts.
+    lam : float
+        Propagation strength.
+    rows : ndarray of int64
+        Rows to refresh.
+    prior_a, prior_b : float
+        Beta prior pseudo-counts.
+
+    Returns
+    -------
+    ndarray of float64 of shape (len(rows),)
+        Uncertainty of each row, 0.5 for a tie.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_frontier.kernels import refresh_rows
+    >>> C = np.array([[3.0, 0.0], [1.0, 1.0]])
+    >>> refresh_rows(C, np.zeros_like(C), 0.0, np.array([0, 1]), 1.0, 1.0).round(4).tolist()
+    [0.0625, 0.5]
     """
     E = C[rows] + lam * N[rows]
     a, b = _top_two(E)
@@ -74,10 +137,42 @@ def apply_labels(C, N, H, tallies, rows, codes, pt_indptr, pt_indices, pt_data, 
     ``separate_h``, the one-hop ``H[j, k] += W[j, i]`` (CSR of ``W^T``, ``wt_*``), else ``H`` is ``N``.
     With ``track``, ``tallies = [r, A, h_own (K), h_nb (K)]`` are kept exact on every affected row.
 
+    Parameters
+    ----------
+    C, N, H : ndarray of shape (n, K)
+        Label counts, propagated counts and one-hop counts.
+    tallies : ndarray of shape (2 + 2 K,)
+        Homophily tallies ``[r, A, h_own (K), h_nb (K)]``.
+    rows, codes : ndarray of int64
+        Row and class code of each new label, in order.
+    pt_indptr, pt_indices, pt_data : ndarray
+        CSR of ``P^T`` (reverse propagation neighbours).
+    wt_indptr, wt_indices, wt_data : ndarray
+        CSR of ``W^T`` (reverse one-hop neighbours).
+    track : bool
+        Keep the tallies exact.
+    separate_h : bool
+        Whether ``H`` is kept apart from ``N``.
+    inplace : bool, default=False
+        Update the arrays in place instead of copies.
+
     Returns
     -------
-    C, N, H, tallies : the updated arrays (copies unless ``inplace``)
-    touched : ndarray of int64, the affected rows (``i`` then its reverse neighbours), per label
+    C, N, H, tallies : ndarray
+        The updated arrays (copies unless ``inplace``).
+    touched : ndarray of int64
+        The affected rows (``i`` then its reverse neighbours), per label.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_frontier.kernels import apply_labels
+    >>> C = np.zeros((2, 2)); empty = np.zeros(0, dtype=np.int64)
+    >>> ptr = np.zeros(3, dtype=np.int64)
+    >>> out = apply_labels(C, C.copy(), C.copy(), np.zeros(6), np.array([1]), np.array([0]),
+    ...                    ptr, empty, np.zeros(0), ptr, empty, np.zeros(0), False, False)
+    >>> out[0].tolist(), out[4].tolist()
+    ([[0.0, 0.0], [1.0, 0.0]], [1])
     """
     if not inplace:
         C, N, H, tallies = C.copy(), N.copy(), H.copy(), tallies.copy()
@@ -104,7 +199,29 @@ def apply_labels(C, N, H, tallies, rows, codes, pt_indptr, pt_indices, pt_data, 
 
 
 def homophily_tallies(C, H):
-    """Batch tallies ``[r, A, h_own (K), h_nb (K)]`` over every row (the oracle of the online ones)."""
+    """Compute the homophily tallies ``[r, A, h_own (K), h_nb (K)]`` over every row in one batch.
+
+    The oracle of the tallies that :func:`apply_labels` keeps online.
+
+    Parameters
+    ----------
+    C : ndarray of shape (n, K)
+        Label counts.
+    H : ndarray of shape (n, K)
+        Neighbour counts.
+
+    Returns
+    -------
+    ndarray of shape (2 + 2 K,)
+        Rows with a strict leader in both, agreements, own-leader and neighbour-leader histograms.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_frontier.kernels import homophily_tallies
+    >>> homophily_tallies(np.array([[2.0, 0.0]]), np.array([[1.0, 0.0]])).tolist()
+    [1.0, 1.0, 1.0, 0.0, 1.0, 0.0]
+    """
     K = C.shape[1]
     tallies = np.zeros(2 + 2 * K)
     for i in range(C.shape[0]):

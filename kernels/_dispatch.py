@@ -12,6 +12,7 @@ import functools
 import importlib
 import importlib.util
 import os
+import sys
 from dataclasses import dataclass, field
 
 from sklearn_frontier._config import get_config
@@ -127,27 +128,40 @@ def get_implementation(name, backend=None):
         raise KeyError(f"No kernel named {name!r}; registered: {sorted(_REGISTRY)}") from None
     resolved = _resolve_backend(spec, backend or get_config()["backend"])
     path = {"reference": spec.reference, "numba": spec.numba, "triton": spec.triton}[resolved]
-    func = _load(path)
-    if resolved == "numba":
-        func = _numba_guard(func)
-    return resolved, func
+    return resolved, _Implementation(path, guard_threads=resolved == "numba")
 
 
-def _numba_guard(func):
-    """Keep torch's thread count across numba calls (numba's OpenMP layer may resize the shared pool)."""
-    import sys
+class _Implementation:
+    """A resolved kernel implementation: callable, and picklable by its ``"module:function"`` path.
 
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
+    Estimators may keep one on an object that joblib ships to another process (loky, dask); it
+    re-imports there instead of pickling a jitted function. For numba twins it also keeps torch's
+    thread count across the call (numba's OpenMP layer may resize the pool both share).
+    """
+
+    __slots__ = ("path", "guard_threads", "func")
+
+    def __init__(self, path, guard_threads=False):
+        self.path = path
+        self.guard_threads = guard_threads
+        self.func = _load(path)
+
+    def __call__(self, *args, **kwargs):
+        if not self.guard_threads:
+            return self.func(*args, **kwargs)
         torch = sys.modules.get("torch")
         n_threads = torch.get_num_threads() if torch is not None else None
         try:
-            return func(*args, **kwargs)
+            return self.func(*args, **kwargs)
         finally:
             if torch is not None and torch.get_num_threads() != n_threads:
                 torch.set_num_threads(n_threads)
 
-    return wrapper
+    def __reduce__(self):
+        return (_Implementation, (self.path, self.guard_threads))
+
+    def __repr__(self):
+        return f"<kernel implementation {self.path}>"
 
 
 def register_kernel(name, *, reference, numba=None, triton=None, make_inputs=None, rtol=1e-10, atol=1e-12,

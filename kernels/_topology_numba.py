@@ -159,25 +159,35 @@ def face_index(cells, faces):
 @njit(nogil=True, parallel=True, cache=True)
 def _spmm_parallel(indptr, indices, data, P, cols, shift, Q):
     N = indptr.shape[0] - 1
+    nc = cols.shape[0]
     for i in prange(N):
-        for c in range(cols.shape[0]):
-            j = cols[c]
-            s = 0.0
-            for p in range(indptr[i], indptr[i + 1]):
-                s += data[p] * P[indices[p], j]
-            Q[i, c] = s + shift * P[i, j]
+        # row-major sweep (contiguous in the columns); per (i, c) the sum runs over p in the same order
+        for c in range(nc):
+            Q[i, c] = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            a = data[p]
+            k = indices[p]
+            for c in range(nc):
+                Q[i, c] += a * P[k, cols[c]]
+        for c in range(nc):
+            Q[i, c] += shift * P[i, cols[c]]
 
 
 @njit(nogil=True, cache=True)
 def _spmm_serial(indptr, indices, data, P, cols, shift, Q):
     N = indptr.shape[0] - 1
+    nc = cols.shape[0]
     for i in range(N):
-        for c in range(cols.shape[0]):
-            j = cols[c]
-            s = 0.0
-            for p in range(indptr[i], indptr[i + 1]):
-                s += data[p] * P[indices[p], j]
-            Q[i, c] = s + shift * P[i, j]
+        # row-major sweep (contiguous in the columns); per (i, c) the sum runs over p in the same order
+        for c in range(nc):
+            Q[i, c] = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            a = data[p]
+            k = indices[p]
+            for c in range(nc):
+                Q[i, c] += a * P[k, cols[c]]
+        for c in range(nc):
+            Q[i, c] += shift * P[i, cols[c]]
 
 
 @njit(types.Tuple((float64[:, ::1], int64[::1], boolean[::1]))(_I1, _I1, _F1, _F1, float64, _F2, float64, int64),
@@ -224,27 +234,38 @@ def pcg_jacobi_batched(indptr, indices, data, inv_diag, shift, rhs, rtol, maxite
             _spmm_parallel(indptr, indices, data, P, cols, shift, Q)
         else:
             _spmm_serial(indptr, indices, data, P, cols, shift, Q)
+        # row-major sweeps (contiguous in the columns); each per-column sum still runs over i in order
+        pq = np.zeros(n_active)
+        for i in range(N):
+            for c in range(n_active):
+                pq[c] += P[i, cols[c]] * Q[i, c]
+        alpha = np.empty(n_active)
         for c in range(n_active):
-            j = cols[c]
-            pq = 0.0
-            for i in range(N):
-                pq += P[i, j] * Q[i, c]
-            alpha = rz[j] / pq
-            res = 0.0
-            for i in range(N):
-                Z[i, j] += alpha * P[i, j]
-                R[i, j] -= alpha * Q[i, c]
-                res += R[i, j] * R[i, j]
-            iters[j] += 1
-            if np.sqrt(res) <= target[j]:
-                converged[j] = True
-            t = 0.0
-            for i in range(N):
+            alpha[c] = rz[cols[c]] / pq[c]
+        res = np.zeros(n_active)
+        for i in range(N):
+            for c in range(n_active):
+                j = cols[c]
+                Z[i, j] += alpha[c] * P[i, j]
+                R[i, j] -= alpha[c] * Q[i, c]
+                res[c] += R[i, j] * R[i, j]
+        t = np.zeros(n_active)
+        for i in range(N):
+            for c in range(n_active):
+                j = cols[c]
                 zp = inv_diag[i] * R[i, j]
                 Zp[i, j] = zp
-                t += R[i, j] * zp
-            beta = t / rz[j]
-            rz[j] = t
-            for i in range(N):
-                P[i, j] = Zp[i, j] + beta * P[i, j]
+                t[c] += R[i, j] * zp
+        beta = np.empty(n_active)
+        for c in range(n_active):
+            j = cols[c]
+            iters[j] += 1
+            if np.sqrt(res[c]) <= target[j]:
+                converged[j] = True
+            beta[c] = t[c] / rz[j]
+            rz[j] = t[c]
+        for i in range(N):
+            for c in range(n_active):
+                j = cols[c]
+                P[i, j] = Zp[i, j] + beta[c] * P[i, j]
     return Z, iters, converged

@@ -154,15 +154,20 @@ def knn_bruteforce(Z, Q, k, exclude_self=False):
     Parameters
     ----------
     Z : array-like of shape (n, p)
+        Reference rows.
     Q : array-like of shape (m, p)
+        Query rows.
     k : int
+        Number of neighbours.
     exclude_self : bool, default=False
         ``Q`` is ``Z`` (row ``i`` never is its own neighbour).
 
     Returns
     -------
     idx : ndarray of shape (m, k), int64
+        Indices of the neighbours in ``Z``.
     dist : ndarray of shape (m, k), float64
+        Distances to the neighbours.
 
     Examples
     --------
@@ -193,7 +198,9 @@ def self_tuning_csr(idx, w, n):
     Parameters
     ----------
     idx : array-like of shape (r, k), int
+        Neighbour indices of each row.
     w : array-like of shape (r, k), float
+        Weight of each kNN edge.
     n : int
         Number of vertices (``n >= r``, ``n > idx.max()``).
 
@@ -226,9 +233,21 @@ def partition_energy(indptr, indices, data, strength, labels, K):
     ``a = (1/2m) sum_ij W_ij [c_i = c_j]`` and ``b = sum_c (S_c / 2m)**2`` (modularity null model;
     pass ``strength = ones`` for ``n**2``-normalised constant Potts).
 
+    Parameters
+    ----------
+    indptr, indices, data : array-like
+        CSR of the symmetric weight matrix ``W``.
+    strength : array-like of shape (n,)
+        Node strengths of the null model.
+    labels : array-like of shape (n,), int
+        Cluster label of each node, in ``range(K)``.
+    K : int
+        Number of clusters.
+
     Returns
     -------
     a, b : float
+        Attraction and repulsion of the partition.
 
     Examples
     --------
@@ -253,13 +272,16 @@ def knn_vote(nbr, labels, K, weights=None):
     nbr : array-like of shape (m, k), int
         Neighbours (indices into ``labels``).
     labels : array-like of shape (n,), int
+        Cluster label of each reference row.
     K : int
+        Number of clusters.
     weights : array-like of shape (m, k), default=None
         Positive vote weights (None: uniform).
 
     Returns
     -------
     S : ndarray of shape (m, K)
+        Soft assignments.
 
     Examples
     --------
@@ -280,7 +302,19 @@ def knn_vote(nbr, labels, K, weights=None):
 
 
 def cluster_entropy(labels, K):
-    """Shannon entropy (nats) of the cluster-size distribution.
+    """Compute the Shannon entropy (nats) of the cluster-size distribution.
+
+    Parameters
+    ----------
+    labels : array-like of shape (n,), int
+        Cluster label of each row, in ``range(K)``.
+    K : int
+        Number of clusters.
+
+    Returns
+    -------
+    entropy : float
+        The entropy in nats.
 
     Examples
     --------
@@ -314,8 +348,11 @@ def louvain(indptr, indices, data, strength, gamma, seed=0, max_levels=32, n_ite
     gamma : float
         Resolution (> 0).
     seed : int, default=0
+        Seed of the random node order.
     max_levels : int, default=32
+        Maximum number of aggregation levels per pass.
     n_iterations : int, default=8
+        Maximum number of chained passes.
 
     Returns
     -------
@@ -354,7 +391,9 @@ def upper_envelope(a, b, gamma_min, gamma_max):
     Parameters
     ----------
     a, b : array-like of shape (C,)
+        Intercepts and slopes of the candidate lines.
     gamma_min, gamma_max : float
+        Range of the resolution parameter.
 
     Returns
     -------

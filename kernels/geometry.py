@@ -40,8 +40,23 @@ def _f2(a):
 
 
 def segments_cross_rings(p, q, seg_a, seg_b, tol=0.0):
-    """Whether each segment ``p[i]``–``q[i]`` is properly crossed by a ring segment farther than ``tol``
-    from both of its endpoints.
+    """Test whether each segment ``p[i]``–``q[i]`` is properly crossed by a ring segment.
+
+    Only crossings farther than ``tol`` from both of the segment's endpoints count.
+
+    Parameters
+    ----------
+    p, q : array-like of shape (m, 2)
+        Endpoints of the query segments.
+    seg_a, seg_b : array-like of shape (s, 2)
+        Endpoints of the ring segments.
+    tol : float, default=0.0
+        Crossings within ``tol`` of an endpoint are ignored.
+
+    Returns
+    -------
+    crossed : ndarray of bool of shape (m,)
+        Whether each query segment is crossed.
 
     Examples
     --------
@@ -54,7 +69,19 @@ def segments_cross_rings(p, q, seg_a, seg_b, tol=0.0):
 
 
 def points_in_rings(points, seg_a, seg_b):
-    """Even-odd rule membership of each point in the rings made of the segments ``seg_a[j]``–``seg_b[j]``.
+    """Test even-odd membership of each point in the rings made of the segments ``seg_a[j]``–``seg_b[j]``.
+
+    Parameters
+    ----------
+    points : array-like of shape (m, 2)
+        Query points.
+    seg_a, seg_b : array-like of shape (s, 2)
+        Endpoints of the ring segments.
+
+    Returns
+    -------
+    inside : ndarray of bool of shape (m,)
+        Whether each point lies inside the rings.
 
     Examples
     --------

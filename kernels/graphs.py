@@ -40,6 +40,7 @@ def local_scaling_weights(dist, idx, sigma):
     Returns
     -------
     w : ndarray of shape (n, k)
+        Weight of each kNN edge.
 
     Examples
     --------

@@ -78,6 +78,16 @@ _dual = register_kernel("dual_matmul", reference=f"{_REF}:dual_matmul", numba=f"
 def pack_int4(codes):
     """Pack int4 codes (m, n), values in [-8, 15], into uint8 (m, ceil(n/2)), low nibble first.
 
+    Parameters
+    ----------
+    codes : array-like of shape (m, n)
+        Integer codes in [-8, 15].
+
+    Returns
+    -------
+    packed : ndarray of uint8 of shape (m, ceil(n / 2))
+        Two codes per byte, column ``2j`` in the low nibble.
+
     Examples
     --------
     >>> import numpy as np
@@ -94,7 +104,21 @@ def pack_int4(codes):
 
 
 def unpack_int4(packed, n, signed=True):
-    """Inverse of :func:`pack_int4`: int8 (m, n), two's-complement when ``signed``.
+    """Unpack the output of :func:`pack_int4` into int8 codes, two's-complement when ``signed``.
+
+    Parameters
+    ----------
+    packed : ndarray of uint8 of shape (m, ceil(n / 2))
+        Packed codes.
+    n : int
+        Number of codes per row.
+    signed : bool, default=True
+        Read each nibble as two's complement (else unsigned).
+
+    Returns
+    -------
+    codes : ndarray of int8 of shape (m, n)
+        The unpacked codes.
 
     Examples
     --------
@@ -112,7 +136,17 @@ def unpack_int4(packed, n, signed=True):
 
 
 def accumulate_gram(X):
-    """``X^T X`` in float64 (the unnormalised Gram of calibration activations).
+    """Compute ``X^T X`` in float64 (the unnormalised Gram of calibration activations).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Calibration activations.
+
+    Returns
+    -------
+    gram : ndarray of shape (n_features, n_features)
+        The float64 Gram matrix.
 
     Examples
     --------
@@ -129,7 +163,17 @@ def accumulate_gram(X):
 
 
 def fwht(X):
-    """Normalised fast Walsh-Hadamard transform of each row (row length a power of 2).
+    """Apply the normalised fast Walsh-Hadamard transform to each row (row length a power of 2).
+
+    Parameters
+    ----------
+    X : array-like of shape (m, n)
+        Rows to transform, ``n`` a power of 2.
+
+    Returns
+    -------
+    Y : ndarray of shape (m, n)
+        The transformed rows.
 
     Examples
     --------
@@ -146,25 +190,42 @@ def fwht(X):
 
 def dual_matmul(x, qweight, scales, zeros=None, tensor_scale=1.0, up=None, down=None, t=None, bias=None, *,
                 group_size):
-    """Fused ``tensor_scale (t*x) deq(W)^T + (x down^T) up^T + bias`` over packed int4 weights (torch tensors).
+    """Compute ``tensor_scale (t*x) deq(W)^T + (x down^T) up^T + bias`` over packed int4 weights (fused).
 
     Parameters
     ----------
     x : torch.Tensor of shape (M, K), float32 or float16
+        Input activations.
     qweight : torch.Tensor uint8 of shape (N, ceil(K/2))
         Packed codes (column 2j in the low nibble); two's complement unless ``zeros`` is given.
     scales : torch.Tensor of shape (N, ceil(K/group_size))
+        Per-group scales.
     zeros : torch.Tensor uint8 of shape (N, ceil(K/group_size)) or None
+        Per-group zero points (unsigned codes); None for symmetric codes.
     tensor_scale : float
+        Global scale of the quantized branch.
     up, down : torch.Tensor of shapes (N, r) and (r, K), or None
+        Low-rank residual factors.
     t : torch.Tensor of shape (K,) or None
         Diagonal input transform of the residual branch.
     bias : torch.Tensor of shape (N,) or None
+        Output bias.
     group_size : int
+        Number of input columns sharing a scale.
 
     Returns
     -------
-    y : torch.Tensor of shape (M, N), in x's dtype (float32 accumulation).
+    y : torch.Tensor of shape (M, N)
+        The output, in x's dtype (float32 accumulation).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklearn_frontier.kernels.quantization import dual_matmul
+    >>> qweight = torch.tensor([[0x11]], dtype=torch.uint8)  # W = [[1, 1]]
+    >>> y = dual_matmul(torch.ones(1, 2), qweight, torch.ones(1, 1), group_size=2)
+    >>> y.tolist()
+    [[2.0]]
     """
     if x.ndim != 2:
         raise ValueError(f"x must be 2-D, got shape {tuple(x.shape)}.")

@@ -70,6 +70,20 @@ def kruskal_mst(n, edges, weights):
 
     Ties are broken by edge id (stable sort), so every backend returns the same tree.
 
+    Parameters
+    ----------
+    n : int
+        Number of vertices.
+    edges : array-like of shape (E, 2)
+        Edge endpoints, in ``range(n)``.
+    weights : array-like of shape (E,)
+        Edge weights.
+
+    Returns
+    -------
+    tree_edges : ndarray of int64
+        Ids of the edges of the minimum spanning forest.
+
     Examples
     --------
     >>> import numpy as np
@@ -87,7 +101,36 @@ def kruskal_mst(n, edges, weights):
 
 
 def root_tree(n, edges, tree_edges, root):
-    """BFS ``(order, parent, parent_edge)`` of the spanning tree ``edges[tree_edges]`` rooted at ``root``."""
+    """Root the spanning tree ``edges[tree_edges]`` at ``root`` by BFS.
+
+    Parameters
+    ----------
+    n : int
+        Number of vertices.
+    edges : array-like of shape (E, 2)
+        Edge endpoints of the graph.
+    tree_edges : array-like of shape (n - 1,)
+        Ids of the spanning tree's edges.
+    root : int
+        The root vertex.
+
+    Returns
+    -------
+    order : ndarray of shape (n,)
+        Vertices in BFS order.
+    parent : ndarray of shape (n,)
+        Parent of each vertex (-1 at the root).
+    parent_edge : ndarray of shape (n,)
+        Edge id joining each vertex to its parent (-1 at the root).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_frontier.kernels import root_tree
+    >>> order, parent, parent_edge = root_tree(3, np.array([[0, 1], [1, 2], [0, 2]]), np.array([2, 0]), 0)
+    >>> parent
+    array([-1,  0,  0])
+    """
     edges = np.ascontiguousarray(edges, dtype=np.int64).reshape(-1, 2)
     tree_edges = np.ascontiguousarray(tree_edges, dtype=np.int64)
     if tree_edges.shape != (int(n) - 1,) or not 0 <= int(root) < int(n):
@@ -96,13 +139,59 @@ def root_tree(n, edges, tree_edges, root):
 
 
 def partition_labels(order, parent, cut):
-    """Labels of the pieces left when the parent edges of the vertices flagged in ``cut`` are removed."""
+    """Label the pieces left when the parent edges of the vertices flagged in ``cut`` are removed.
+
+    Parameters
+    ----------
+    order : array-like of shape (n,)
+        Vertices in BFS order from the root.
+    parent : array-like of shape (n,)
+        Parent of each vertex (-1 at the root).
+    cut : array-like of bool of shape (n,)
+        Vertices whose parent edge is removed.
+
+    Returns
+    -------
+    labels : ndarray of shape (n,)
+        Piece label of each vertex.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_frontier.kernels import partition_labels
+    >>> partition_labels(np.array([0, 2, 1]), np.array([-1, 0, 0]), np.array([False, True, False]))
+    array([0, 1, 0])
+    """
     return _labels(np.ascontiguousarray(order, dtype=np.int64), np.ascontiguousarray(parent, dtype=np.int64),
                    np.ascontiguousarray(cut, dtype=np.bool_))
 
 
 def tree_path_lengths(order, parent, parent_length, pairs):
-    """Tree path length between the two vertices of each row of ``pairs``."""
+    """Compute the tree path length between the two vertices of each row of ``pairs``.
+
+    Parameters
+    ----------
+    order : array-like of shape (n,)
+        Vertices in BFS order from the root.
+    parent : array-like of shape (n,)
+        Parent of each vertex (-1 at the root).
+    parent_length : array-like of shape (n,)
+        Length of the edge from each vertex to its parent.
+    pairs : array-like of shape (P, 2)
+        Vertex pairs.
+
+    Returns
+    -------
+    lengths : ndarray of shape (P,)
+        Path length of each pair.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_frontier.kernels import tree_path_lengths
+    >>> tree_path_lengths(np.array([0, 2, 1]), np.array([-1, 0, 0]), np.array([0.0, 1.0, 2.0]), np.array([[1, 2]]))
+    array([3.])
+    """
     return _paths(np.ascontiguousarray(order, dtype=np.int64), np.ascontiguousarray(parent, dtype=np.int64),
                   np.ascontiguousarray(parent_length, dtype=np.float64),
                   np.ascontiguousarray(pairs, dtype=np.int64).reshape(-1, 2))

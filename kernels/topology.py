@@ -109,6 +109,7 @@ def clique_count(indptr, indices, k):
     Returns
     -------
     count : int
+        Number of cliques.
 
     Examples
     --------
@@ -124,7 +125,21 @@ def clique_count(indptr, indices, k):
 
 
 def clique_enumerate(indptr, indices, k, count=None):
-    """All (k+1)-cliques, (count, k+1) int64, each row sorted, rows in lexicographic order.
+    """Enumerate all (k+1)-cliques, each row sorted, rows in lexicographic order.
+
+    Parameters
+    ----------
+    indptr, indices : array-like of int
+        CSR of the strictly upper triangle (each row's column indices sorted, all > the row).
+    k : int
+        Rank: cliques of ``k + 1`` vertices.
+    count : int, default=None
+        Number of cliques, from :func:`clique_count` when None.
+
+    Returns
+    -------
+    cliques : ndarray of shape (count, k + 1), int64
+        The cliques.
 
     Examples
     --------
@@ -140,9 +155,21 @@ def clique_enumerate(indptr, indices, k, count=None):
 
 
 def face_index(cells, faces):
-    """Row of each codimension-1 face of ``cells`` (m, k+1) in the lexicographically sorted ``faces`` (f, k).
+    """Find the row of each codimension-1 face of ``cells`` in the sorted ``faces``.
 
     Column ``i`` looks up the face that deletes vertex ``i``; -1 where absent.
+
+    Parameters
+    ----------
+    cells : array-like of shape (m, k + 1)
+        Cells, each row sorted.
+    faces : array-like of shape (f, k)
+        Faces, lexicographically sorted.
+
+    Returns
+    -------
+    index : ndarray of shape (m, k + 1)
+        Row in ``faces`` of each face of each cell, -1 where absent.
 
     Examples
     --------
@@ -168,7 +195,9 @@ def pcg_jacobi_batched(matrix, inv_diag, shift, rhs, rtol=1e-10, maxiter=None):
     inv_diag : array-like of shape (N,)
         Inverse of the Jacobi preconditioner's diagonal.
     shift : float
+        Diagonal shift added to ``C``.
     rhs : array-like of shape (N, r)
+        Right-hand sides, one per column.
     rtol : float, default=1e-10
         Column ``j`` stops at ``||res_j|| <= rtol ||rhs_j||``.
     maxiter : int, default=None
@@ -177,8 +206,11 @@ def pcg_jacobi_batched(matrix, inv_diag, shift, rhs, rtol=1e-10, maxiter=None):
     Returns
     -------
     Z : ndarray of shape (N, r)
+        The solutions.
     iters : ndarray of shape (r,), int64
+        Iterations used by each column.
     converged : ndarray of shape (r,), bool
+        Whether each column reached the tolerance.
 
     Examples
     --------

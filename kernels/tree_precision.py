@@ -13,7 +13,32 @@ __all__ = ["tree_precision_solve", "tree_collapsed_loglik", "random_rooted_tree"
 
 
 def random_rooted_tree(n, rng, kind="recursive"):
-    """``(order, parent)`` of a random rooted tree on ``n`` shuffled labels (``"recursive"``, ``"path"``, ``"star"``)."""
+    """Draw a random rooted tree on ``n`` shuffled labels.
+
+    Parameters
+    ----------
+    n : int
+        Number of vertices.
+    rng : numpy.random.Generator
+        Random generator.
+    kind : {"recursive", "path", "star"}, default="recursive"
+        Shape of the tree before the labels are shuffled.
+
+    Returns
+    -------
+    order : ndarray of shape (n,)
+        Vertices with every parent before its children; ``order[0]`` is the root.
+    parent : ndarray of shape (n,)
+        Parent of each vertex (-1 at the root).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_frontier.kernels.tree_precision import random_rooted_tree
+    >>> order, parent = random_rooted_tree(4, np.random.default_rng(0), kind="star")
+    >>> int((parent == -1).sum()), order.shape
+    (1, (4,))
+    """
     if kind == "recursive":
         par = np.array([-1] + [int(rng.integers(0, v)) for v in range(1, n)], dtype=np.int64)
     elif kind == "path":
@@ -137,6 +162,7 @@ def tree_precision_solve(order, parent, rho, prec, obs_weight, obs_sum, sigma2, 
     Returns
     -------
     values : ndarray of shape (n,)
+        Posterior mean or posterior draw.
     log_det_ratio : float
         ``log|P| - log|Q|``.
     quad : float
@@ -164,6 +190,28 @@ def tree_collapsed_loglik(order, parent, rho, prec, obs_weight, obs_sum, sigma2,
 
     ``-0.5 (log|P| - log|Q|) + 0.5 h^T P^{-1} h - sum_sq / (2 sigma2) - (n_obs / 2) log(2 pi sigma2)``,
     where ``sum_sq`` is the weighted sum of squared observations and ``n_obs`` the total weight.
+
+    Parameters
+    ----------
+    order : array-like of shape (n,)
+        Vertices with every parent before its children; ``order[0]`` is the root.
+    parent : array-like of shape (n,)
+        Parent of each vertex (-1 at the root).
+    rho, prec : array-like of shape (n,)
+        Routing coefficients and conditional precisions.
+    obs_weight, obs_sum : array-like of shape (n,)
+        Observation weight and weighted sum at each vertex.
+    sigma2 : float
+        Noise variance.
+    sum_sq : float
+        Weighted sum of squared observations.
+    n_obs : float
+        Total observation weight.
+
+    Returns
+    -------
+    loglik : float
+        The log marginal likelihood.
 
     Examples
     --------

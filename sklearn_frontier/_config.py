@@ -80,6 +80,11 @@ def set_config(backend=None):
 def config_context(*, backend=None):
     """Context manager for temporary configuration, see :func:`set_config`.
 
+    Parameters
+    ----------
+    backend : {"auto", "reference", "numba", "triton"}, default=None
+        Implementation used by every kernel inside the block. ``None`` leaves the setting unchanged.
+
     Examples
     --------
     >>> import sklearn_frontier

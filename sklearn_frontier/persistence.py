@@ -15,6 +15,15 @@ import inspect
 
 PROJECT_PREFIX = "sklearn_frontier."
 
+# Data containers from the project's own dependencies that fitted estimators hold (graph matrices,
+# fitted neighbour trees for out-of-sample prediction) and that skops does not trust by default.
+# Each was reviewed: skops rebuilds them from arrays and plain parameters, running no user code.
+THIRD_PARTY_TYPES = (
+    "scipy.sparse._csr.csr_matrix",
+    "sklearn.metrics._dist_metrics.EuclideanDistance64",
+    "sklearn.neighbors._kd_tree.KDTree",
+)
+
 # Project types that fitted estimators hold besides their own class (a private helper object stored
 # as a fitted attribute), keyed by the registered estimator's name. An estimator class may declare the
 # same with a class attribute ``_skops_nested_types`` (a tuple of fully qualified type names).
@@ -25,18 +34,18 @@ _NESTED_TYPES = {
 }
 
 
-def type_name(cls):
-    """The fully qualified name skops uses for ``cls`` (``module.Name``).
+def type_name(klass):
+    """The fully qualified name skops uses for a class (``module.Name``).
 
     Parameters
     ----------
-    cls : type
+    klass : type
         A class.
 
     Returns
     -------
     name : str
-        ``cls.__module__ + "." + cls.__name__``, as :func:`skops.io.get_untrusted_types` reports it.
+        ``klass.__module__ + "." + klass.__name__``, as :func:`skops.io.get_untrusted_types` reports it.
 
     Examples
     --------
@@ -44,15 +53,16 @@ def type_name(cls):
     >>> type_name(dict)
     'builtins.dict'
     """
-    return f"{cls.__module__}.{cls.__name__}"
+    return f"{klass.__module__}.{klass.__name__}"
 
 
 def trusted_types():
-    """The project types a skops dump of a fitted suite estimator contains.
+    """The types a skops dump of a fitted suite estimator contains beyond skops's own trusted set.
 
     Computed from the estimator registry: every registered estimator class, plus the project helper
-    types those estimators declare they store (``_skops_nested_types``). No type from outside the
-    project is listed, so trusting this list trusts only code shipped with ``sklearn_frontier``.
+    types those estimators declare they store (``_skops_nested_types``), plus the reviewed dependency
+    data containers of :data:`THIRD_PARTY_TYPES` (sparse graph matrices, fitted k-d trees). Nothing
+    else from outside the project is listed.
 
     Returns
     -------
@@ -67,7 +77,8 @@ def trusted_types():
     Examples
     --------
     >>> from sklearn_frontier.persistence import trusted_types
-    >>> all(name.startswith("sklearn_frontier.") for name in trusted_types())
+    >>> from sklearn_frontier.persistence import THIRD_PARTY_TYPES
+    >>> all(name.startswith("sklearn_frontier.") or name in THIRD_PARTY_TYPES for name in trusted_types())
     True
     """
     from ._registry import all_estimators
@@ -81,7 +92,7 @@ def trusted_types():
     outside = sorted(n for n in names if not n.startswith(PROJECT_PREFIX))
     if outside:
         raise RuntimeError(f"trusted_types would trust types from outside the project: {outside}")
-    return sorted(names)
+    return sorted(names | set(THIRD_PARTY_TYPES))
 
 
 def dump(estimator, file):

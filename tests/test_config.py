@@ -73,3 +73,13 @@ def test_top_level_lazy_exports_resolve():
         assert getattr(sklearn_frontier, name) is not None
     with pytest.raises(AttributeError):
         sklearn_frontier.does_not_exist  # noqa: B018
+
+
+def test_resolved_implementation_pickles_by_path():
+    import pickle
+
+    for backend in ("reference", "numba"):
+        _, func = get_implementation("local_scaling_weights", backend)
+        clone = pickle.loads(pickle.dumps(func))
+        args = (np.array([[1.0]]), np.array([[0]]), np.array([1.0]))
+        np.testing.assert_array_equal(clone(*args), func(*args))

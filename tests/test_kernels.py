@@ -55,3 +55,15 @@ def test_twin_matches_reference(name, backend):
     for _ in range(20 if backend == "numba" else 3):
         args, kwargs = spec.make_inputs(rng)
         _assert_close(reference(*args, **kwargs), twin(*args, **kwargs), spec)
+
+
+@pytest.mark.parametrize("module", ["_dispatch", *__import__("sklearn_frontier.kernels").kernels.KERNEL_MODULES,
+                                    "_annotation_reference"])
+def test_kernel_module_doctests(module):
+    """kernels/ installs as sklearn_frontier.kernels, so its doctests run here, not via --doctest-modules."""
+    import doctest
+    import importlib
+
+    mod = importlib.import_module(f"sklearn_frontier.kernels.{module}")
+    result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0, f"{result.failed} doctest failure(s) in {mod.__name__}"

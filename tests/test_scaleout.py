@@ -28,6 +28,9 @@ ROOT = Path(__file__).resolve().parents[1]
 ENTRIES = all_entries()
 IDS = [e.name for e in ENTRIES]
 PARALLEL_ENTRIES = [e for e in ENTRIES if "n_jobs" in e.estimator().get_params()]
+# A task that cannot be pickled for the workers makes joblib's dask backend wait forever rather than
+# raise, so every cluster test has its own bound (pytest-timeout, in the test extra).
+HANG_TIMEOUT = pytest.mark.timeout(300)
 SCORE_KEY = re.compile(r"^(split\d+_test_score|mean_test_score|std_test_score|rank_test_score)$")
 
 
@@ -87,6 +90,7 @@ def _n_tasks_run(client, func):
     return len(stream.data)
 
 
+@HANG_TIMEOUT
 def test_dask_backend_reaches_the_cluster(client):
     """Sanity check of the machinery itself, with a scikit-learn estimator."""
     from sklearn.linear_model import Ridge
@@ -101,6 +105,7 @@ def test_dask_backend_reaches_the_cluster(client):
     np.testing.assert_array_equal(on_dask.cv_results_["mean_test_score"], sequential.cv_results_["mean_test_score"])
 
 
+@HANG_TIMEOUT
 @pytest.mark.parametrize("entry", ENTRIES, ids=IDS)
 def test_grid_search_on_dask_equals_sequential(client, entry):
     assert len(entry.search_grid) == 1
@@ -123,6 +128,7 @@ def test_grid_search_on_dask_equals_sequential(client, entry):
 
 @pytest.mark.skipif(not PARALLEL_ENTRIES, reason="no registered estimator has an internal parallel loop "
                     "(an n_jobs parameter) yet")
+@HANG_TIMEOUT
 @pytest.mark.parametrize("entry", PARALLEL_ENTRIES, ids=[e.name for e in PARALLEL_ENTRIES])
 def test_internal_parallel_loop_on_dask_equals_sequential(client, entry):
     X, y = _search_data(entry)

@@ -21,6 +21,7 @@ def majority_vote(Y, *, classes=None, missing_label=np.nan, tie_break="random", 
     classes : array-like, default=None
         The label set (default: the observed labels).
     missing_label : scalar, default=np.nan
+        Marker of a missing label.
     tie_break : {"random", "lowest", "evidence"}, default="random"
         "random": seeded hash keys; "lowest": the lowest class; "evidence": the largest
         ``evidence[i]`` entry among the tied classes, then random.
@@ -29,13 +30,16 @@ def majority_vote(Y, *, classes=None, missing_label=np.nan, tie_break="random", 
     empty : {"random", "missing"}, default="random"
         Rows without a label get a random class, or ``missing_label`` (object/float output).
     random_state : int, RandomState instance or None, default=None
+        Seeds the random tie-breaking keys.
     return_proba : bool, default=False
         Also return the normalized vote fractions (uniform for empty rows).
 
     Returns
     -------
     labels : ndarray of shape (n_samples,)
-    proba : ndarray of shape (n_samples, n_classes), only if ``return_proba``
+        Majority label of each row.
+    proba : ndarray of shape (n_samples, n_classes)
+        Vote fractions, returned only if ``return_proba``.
 
     Examples
     --------
@@ -146,7 +150,9 @@ def dawid_skene(Y, *, model="full", classes=None, missing_label=np.nan, max_iter
     model : {"full", "one_coin"}, default="full"
         Per-worker K x K confusion matrices, or one accuracy per worker.
     classes : array-like, default=None
+        The label set (default: the observed labels).
     missing_label : scalar, default=np.nan
+        Marker of a missing label.
     max_iter : int, default=100
         ConvergenceWarning when reached.
     tol : float, default=1e-6
@@ -159,7 +165,9 @@ def dawid_skene(Y, *, model="full", classes=None, missing_label=np.nan, max_iter
     Returns
     -------
     labels : ndarray of shape (n_samples,)
-    params : dict, only if ``return_params``
+        MAP label of each row.
+    params : dict
+        Fitted parameters, returned only if ``return_params``.
 
     References
     ----------

@@ -112,6 +112,7 @@ class _BaseAnnotator(ClassifierMixin, BaseEstimator):
         Returns
         -------
         self : object
+            The fitted annotator.
         """
         self._validate_extra_params()
         if y is None:
@@ -223,7 +224,9 @@ class _BaseAnnotator(ClassifierMixin, BaseEstimator):
         Returns
         -------
         labels : ndarray of shape (n_samples,)
-        proba : ndarray of shape (n_samples, n_classes), only if ``return_proba``
+            Aggregated label of every pool sample.
+        proba : ndarray of shape (n_samples, n_classes)
+            Soft labels, returned only if ``return_proba``.
         """
         _check_fitted(self)
         method = self.aggregation if method is None else method
@@ -245,14 +248,26 @@ class _BaseAnnotator(ClassifierMixin, BaseEstimator):
         raise ValueError(f"Unknown aggregation method {method!r}.")
 
     def soft_labels(self):
-        """Normalized evidence plus the uniform prior, for noisy-label training: (n_samples, n_classes)."""
+        """Normalized evidence plus the uniform prior, for noisy-label training.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Soft label of every pool sample; each row sums to one.
+        """
         _check_fitted(self)
         E = self.evidence_
         K = self.classes_.size
         return (E + 1.0 / K) / (E.sum(axis=1, keepdims=True) + 1.0)
 
     def get_annotation_matrix(self):
-        """The annotation matrix with labels (object/numeric) and ``missing_label`` for empty cells."""
+        """Return the annotation matrix with labels and ``missing_label`` for empty cells.
+
+        Returns
+        -------
+        Y : ndarray of shape (n_samples, n_annotators)
+            Labels (object or numeric dtype); empty cells hold ``missing_label``.
+        """
         _check_fitted(self)
         codes = self.annotations_
         mask = codes >= 0
@@ -265,7 +280,18 @@ class _BaseAnnotator(ClassifierMixin, BaseEstimator):
         return out
 
     def to_long(self, as_frame=None):
-        """The annotations in long (task, worker, label) format (see :func:`to_long_format`)."""
+        """Return the annotations in long (task, worker, label) format.
+
+        Parameters
+        ----------
+        as_frame : bool, default=None
+            Return a pandas DataFrame; passed on to :func:`to_long_format`.
+
+        Returns
+        -------
+        long : ndarray or DataFrame
+            One row per filled cell: (task, worker, label), as :func:`to_long_format` returns.
+        """
         from ._formats import to_long_format
 
         return to_long_format(self.get_annotation_matrix(), missing_label=self.missing_label, as_frame=as_frame)
@@ -304,8 +330,10 @@ class _BaseAnnotator(ClassifierMixin, BaseEstimator):
 
         Returns
         -------
-        indices : ndarray of int64, shape (b,), b <= batch_size (empty when nothing is eligible)
-        utilities : ndarray of shape (b, n_samples), only if ``return_utilities``
+        indices : ndarray of int64, shape (b,)
+            Chosen samples, ``b <= batch_size`` (empty when nothing is eligible).
+        utilities : ndarray of shape (b, n_samples)
+            Utilities of each pick (NaN = not choosable), returned only if ``return_utilities``.
         """
         _check_fitted(self)
         b = self.batch_size if batch_size is None else batch_size
@@ -336,7 +364,22 @@ class _BaseAnnotator(ClassifierMixin, BaseEstimator):
         return picks, utilities
 
     def query_pairs(self, batch_size=None, *, candidates=None, annotators=None):
-        """``(b, 2)`` int64 pairs (sample, free annotator) to ask next; the annotator is hash-uniform."""
+        """Return (sample, free annotator) pairs to ask next; the annotator is hash-uniform.
+
+        Parameters
+        ----------
+        batch_size : int, default=None
+            How many distinct samples (default ``self.batch_size``).
+        candidates : array-like of int or bool mask, default=None
+            Restrict the choice to these samples.
+        annotators : array-like of int or bool mask, default=None
+            Only these annotators are asked.
+
+        Returns
+        -------
+        pairs : ndarray of int64, shape (b, 2)
+            Rows (sample, annotator) to label next, best sample first.
+        """
         picks = self.query(batch_size, candidates=candidates, annotators=annotators)
         _, cols = self._eligible(None, annotators)
         k = _kernels()
@@ -363,6 +406,7 @@ class _BaseAnnotator(ClassifierMixin, BaseEstimator):
         Returns
         -------
         self : object
+            The updated annotator.
         """
         _check_fitted(self)
         codes_matrix = self.annotations_
@@ -460,10 +504,12 @@ class _BaseAnnotator(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_queries, n_features)
+            New rows.
 
         Returns
         -------
         proba : ndarray of shape (n_queries, n_classes)
+            Class probabilities of each row.
         """
         _check_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
@@ -487,10 +533,12 @@ class _BaseAnnotator(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_queries, n_features)
+            New rows.
 
         Returns
         -------
         y : ndarray of shape (n_queries,)
+            Predicted class of each row.
         """
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
@@ -501,12 +549,16 @@ class _BaseAnnotator(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Test rows.
         y : array-like of shape (n_samples,) or (n_samples, n_annotators)
+            True labels, or an annotation matrix.
         sample_weight : array-like of shape (n_samples,), default=None
+            Sample weights.
 
         Returns
         -------
         score : float
+            Mean accuracy.
         """
         from ._aggregation import majority_vote
 
@@ -529,7 +581,18 @@ class _BaseAnnotator(ClassifierMixin, BaseEstimator):
 
     # -- persistence ------------------------------------------------------------------------------
     def save_state(self, path):
-        """Write the full state to a pickle-free ``.npz`` file (atomically); see :func:`load_annotator`."""
+        """Write the full state to a pickle-free ``.npz`` file (atomically); see :func:`load_annotator`.
+
+        Parameters
+        ----------
+        path : str or path-like
+            Destination file.
+
+        Returns
+        -------
+        path : str or path-like
+            The ``path`` written.
+        """
         from ._persistence import save_state
 
         save_state(self, path)
@@ -537,7 +600,18 @@ class _BaseAnnotator(ClassifierMixin, BaseEstimator):
 
     @classmethod
     def load_state(cls, path):
-        """Rebuild a fitted annotator from :meth:`save_state`'s file (bit-exact continuation)."""
+        """Rebuild a fitted annotator from :meth:`save_state`'s file (bit-exact continuation).
+
+        Parameters
+        ----------
+        path : str or path-like
+            File written by :meth:`save_state`.
+
+        Returns
+        -------
+        annotator : object
+            The restored fitted annotator.
+        """
         from ._persistence import load_state
 
         return load_state(path, expected_class=cls)
@@ -685,7 +759,8 @@ class RandomAnnotator(RoundRobinAnnotator):
 
     See Also
     --------
-    RoundRobinAnnotator, MA3SAnnotator
+    RoundRobinAnnotator : Fewest-labels-first selection.
+    MA3SAnnotator : Graph-propagated margin-Beta uncertainty.
 
     Examples
     --------
@@ -752,7 +827,9 @@ class MA3SAnnotator(_BaseAnnotator):
     standardize : bool, default=True
         Standardize X before building the graph.
     metric : str or callable, default="euclidean"
+        Distance of the kNN graph.
     n_jobs : int, default=None
+        Parallel neighbour search.
     random_state : int, RandomState instance or None, default=None
         Seeds the hashed tie-breaking keys.
 

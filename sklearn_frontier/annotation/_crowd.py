@@ -15,6 +15,7 @@ class SimulatedCrowd:
     y_true : array-like of shape (n_samples,)
         True labels.
     n_workers : int, default=20
+        Number of workers (annotator columns).
     model : {"uniform", "heterogeneous", "difficulty", "spammer", "confusion"}, default="heterogeneous"
         "uniform": every worker is right with probability ``accuracy`` (a float). "heterogeneous":
         worker accuracies ``a_j ~ U(lo, hi)`` for ``accuracy=(lo, hi)``, or an explicit array.
@@ -24,13 +25,17 @@ class SimulatedCrowd:
         ``classes_[0]``). "confusion": per-worker K x K confusion matrices with diagonal
         ``~ U(confusion_diagonal)``, the rest split by Dirichlet(1) (or explicit, shape (m, K, K)).
     accuracy : float, tuple (lo, hi) or array of shape (n_workers,), default=(0.55, 0.85)
+        Worker accuracy (see ``model``).
     X : array-like of shape (n_samples, n_features), default=None
         Features for the "difficulty" model.
     difficulty_exponent : float, default=1.0
         ``gamma``.
     spammer_fraction : float, default=0.2
+        Fraction of spammers under "spammer".
     spammer_type : {"uniform", "constant"}, default="uniform"
+        Spammers answer uniformly at random, or always ``classes_[0]``.
     confusion_diagonal : tuple or array, default=(0.55, 0.9)
+        Interval of the confusion diagonals, or explicit matrices, under "confusion".
     classes : array-like, default=None
         Label set (default ``np.unique(y_true)``).
     missing_label : scalar, default=np.nan
@@ -48,6 +53,10 @@ class SimulatedCrowd:
     difficulty_ : ndarray of shape (n_samples,) or None
     used_ : ndarray of bool, shape (n_samples, n_workers)
         Which worker already labelled which sample (no worker labels one sample twice).
+
+    See Also
+    --------
+    run_annotation_loop : Drive an annotator with this crowd as the oracle.
 
     Examples
     --------
@@ -132,9 +141,17 @@ class SimulatedCrowd:
     def label(self, i, annotator=None):
         """One label of sample ``i`` by a free worker (random) or by ``annotator``.
 
+        Parameters
+        ----------
+        i : int
+            Sample index.
+        annotator : int, default=None
+            Worker to ask; None picks a free worker at random.
+
         Returns
         -------
-        (label, annotator) or None when every worker has labelled ``i`` (or ``annotator`` has).
+        answer : tuple or None
+            ``(label, annotator)``, or None when every worker has labelled ``i`` (or ``annotator`` has).
         """
         i = int(i)
         if not 0 <= i < self.y_true.size:
@@ -167,7 +184,24 @@ class SimulatedCrowd:
         return self.classes_[code], j
 
     def label_many(self, indices, annotators=None):
-        """Labels for several samples: ``(labels, annotators, answered_mask)``."""
+        """Label several samples.
+
+        Parameters
+        ----------
+        indices : array-like of int, shape (k,)
+            Samples to label.
+        annotators : array-like of int, shape (k,), default=None
+            Worker of each request; None picks free workers at random.
+
+        Returns
+        -------
+        labels : ndarray
+            Labels of the answered requests.
+        annotators : ndarray of int64
+            Worker of each answered request.
+        answered_mask : ndarray of bool, shape (k,)
+            Which requests were answered.
+        """
         indices = np.asarray(indices, dtype=np.int64)
         labels, workers, ok = [], [], np.zeros(indices.size, dtype=bool)
         for t, i in enumerate(indices):
@@ -179,7 +213,13 @@ class SimulatedCrowd:
         return np.asarray(labels), np.asarray(workers, dtype=np.int64), ok
 
     def annotation_matrix(self):
-        """Every label given so far, (n_samples, n_workers), ``missing_label`` elsewhere."""
+        """Return every label given so far, ``missing_label`` elsewhere.
+
+        Returns
+        -------
+        Y : ndarray of shape (n_samples, n_workers)
+            The annotation matrix of the labels given so far.
+        """
         numeric = self.classes_.dtype.kind in "iufb"
         Y = np.full(self._matrix.shape, self.missing_label, dtype=float if numeric else object)
         mask = self._matrix >= 0
@@ -187,14 +227,31 @@ class SimulatedCrowd:
         return Y
 
     def get_state(self):
-        """The mutable state as plain arrays (RNG state as JSON text), for checkpoints."""
+        """Return the mutable state as plain arrays (RNG state as JSON text), for checkpoints.
+
+        Returns
+        -------
+        state : dict
+            Arrays ``"used"``, ``"matrix"`` and ``"rng"``.
+        """
         import json
 
         return {"used": self.used_.copy(), "matrix": self._matrix.copy(),
                 "rng": np.array(json.dumps(self._rng.bit_generator.state))}
 
     def set_state(self, state):
-        """Restore :meth:`get_state`'s output."""
+        """Restore :meth:`get_state`'s output.
+
+        Parameters
+        ----------
+        state : dict
+            A dict returned by :meth:`get_state`.
+
+        Returns
+        -------
+        self : SimulatedCrowd
+            The restored crowd.
+        """
         import json
 
         self.used_ = np.array(state["used"], dtype=bool)

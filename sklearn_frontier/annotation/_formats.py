@@ -39,20 +39,23 @@ def to_annotation_matrix(data, task="task", worker="worker", label="label", *, t
     Parameters
     ----------
     data : DataFrame, mapping of columns or array-like of shape (N, 3)
+        The long records.
     task, worker, label : str, default="task", "worker", "label"
         Column names.
     tasks, workers : array-like, default=None
         Row and column order (ids absent from ``data`` give empty rows/columns; ids of ``data``
         not listed raise ValueError). Default: ``np.unique`` of the ids.
     missing_label : scalar, default=np.nan
+        Marker of the empty cells.
     duplicates : {"error", "first", "last"}, default="error"
         What to do when one worker labels one task twice.
 
     Returns
     -------
     Y : ndarray of shape (n_tasks, n_workers)
-        float64 for numeric labels, else object.
+        Float64 for numeric labels, else object.
     tasks, workers : ndarray
+        Ids of the rows and of the columns.
 
     Examples
     --------
@@ -90,15 +93,18 @@ def to_long_format(Y, tasks=None, workers=None, missing_label=np.nan, as_frame=N
     Parameters
     ----------
     Y : array-like of shape (n_tasks, n_workers)
+        Annotation matrix.
     tasks, workers : array-like, default=None
         Ids of the rows and columns (default: 0..n-1).
     missing_label : scalar, default=np.nan
+        Marker of the empty cells (they give no record).
     as_frame : bool, default=None
         Return a pandas DataFrame; None: when pandas is installed.
 
     Returns
     -------
-    records : DataFrame with columns task, worker, label, or a dict of three arrays
+    records : DataFrame or dict
+        Columns task, worker, label (a DataFrame, or a dict of three arrays).
 
     Examples
     --------

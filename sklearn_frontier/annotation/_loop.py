@@ -58,7 +58,9 @@ def run_annotation_loop(annotator, X, crowd, budget, *, batch_size=None, initial
         Refit here on an all-missing (n_samples, crowd.n_workers) matrix; if its ``classes`` is
         None it is set to ``crowd.classes_`` (``set_params``).
     X : array-like of shape (n_samples, n_features)
-    crowd : object with ``label(i, annotator=None) -> (label, annotator) | None``, ``n_workers``
+        The pool.
+    crowd : object
+        Oracle with ``label(i, annotator=None) -> (label, annotator) | None``, ``n_workers``
         and ``classes_`` (e.g. :class:`SimulatedCrowd`).
     budget : int
         Total labels, the initial pass included.
@@ -74,12 +76,14 @@ def run_annotation_loop(annotator, X, crowd, budget, *, batch_size=None, initial
     eval_every : int, default=None
         Evaluate every this many labels (None: ``max(b, ceil(n/20))``) and at both ends.
     eval_random_state : int, default=0
+        Seed of the evaluation's majority-vote ties.
     callback : callable, default=None
         ``callback(annotator, info) -> bool``; True stops the loop.
     checkpoint : path, default=None
         One atomic ``.npz`` (annotator, crowd state, history) every ``checkpoint_every`` batches and
         on KeyboardInterrupt (then re-raised).
     checkpoint_every : int, default=1
+        Batches between checkpoints.
     resume : bool, default=False
         Continue from ``checkpoint`` if it exists: the result equals the uninterrupted run.
     journal : path, default=None

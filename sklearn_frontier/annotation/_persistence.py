@@ -190,10 +190,24 @@ def load_annotator(path):
     Parameters
     ----------
     path : str or path-like
+        File written by ``save_state``.
 
     Returns
     -------
-    annotator : fitted MA3SAnnotator, RoundRobinAnnotator or RandomAnnotator
+    annotator : MA3SAnnotator, RoundRobinAnnotator or RandomAnnotator
+        The fitted annotator, continuing bit-exactly.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> from sklearn_frontier.annotation import RoundRobinAnnotator, load_annotator
+    >>> X = np.arange(12.0).reshape(6, 2)
+    >>> ann = RoundRobinAnnotator(n_neighbors=2, random_state=0).fit(X, [0, 1, 0, 1, 0, 1])
+    >>> path = os.path.join(tempfile.mkdtemp(), "ann.npz")
+    >>> _ = ann.save_state(path)
+    >>> type(load_annotator(path)).__name__
+    'RoundRobinAnnotator'
     """
     return load_state(path)
 
@@ -219,9 +233,30 @@ def replay_journal(annotator, path):
 
     A conflicting entry (a filled cell with another label) raises ValueError and applies nothing.
 
+    Parameters
+    ----------
+    annotator : MA3SAnnotator, RoundRobinAnnotator or RandomAnnotator
+        A fitted annotator; updated in place.
+    path : str or path-like
+        Journal file (``journal`` of :func:`run_annotation_loop`).
+
     Returns
     -------
     n_applied : int
+        Number of labels newly recorded.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> from sklearn_frontier.annotation import RoundRobinAnnotator, replay_journal
+    >>> X = np.arange(12.0).reshape(6, 2)
+    >>> ann = RoundRobinAnnotator(n_neighbors=2, classes=[0, 1], random_state=0).fit(X, np.full((6, 2), np.nan))
+    >>> path = os.path.join(tempfile.mkdtemp(), "journal.tsv")
+    >>> with open(path, "w") as fh:
+    ...     _ = fh.write("0\\t0\\t0\\t1\\n1\\t3\\t1\\t0\\n")
+    >>> replay_journal(ann, path)
+    2
     """
     rows, cols, labels = [], [], []
     with open(path, encoding="utf-8") as fh:

@@ -48,23 +48,36 @@ class MixConfigAugmenter(TransformerMixin, BaseEstimator):
     extractor : ConfigurationExtractor, default=None
         Cloned when given (its parameters win over the flat ones below).
     n_neighbors, resolution_range, n_resolutions, n_restarts, max_configurations, min_log_width, \
-assign_neighbors, stability_features
+assign_neighbors, stability_features : see ConfigurationExtractor
         Parameters of the built extractor (see :class:`ConfigurationExtractor`).
     task : {"auto", "classification", "regression"}, default="auto"
+        Task of the selector's head; ``"auto"`` infers it from ``y``.
     output : {"embedding", "assignments"}, default="embedding"
         ``z`` (``embed_dim`` columns), or the weighted soft assignments ``[w_1 S_1, ..., w_M S_M]``.
     passthrough : bool, default=True
         Prepend the original columns of X.
-    embed_dim, context_dim, hidden_dim : int, default=16, 32, 32
+    embed_dim : int, default=16
+        Dimension of the cluster embeddings and of ``z``.
+    context_dim : int, default=32
+        Output dimension of the context encoder ``h``.
+    hidden_dim : int, default=32
+        Hidden width of the scorer MLP.
     temperature : float, default=1.0
+        Softmax temperature ``tau`` of the mixing weights.
     dropout : float, default=0.0
+        Dropout rate of the selector.
     max_epochs : int, default=300
+        Maximum number of training epochs.
     batch_size : int or None, default=None
         None: full batch up to 2048 labelled rows, else 256.
-    lr, weight_decay : float, default=1e-2, 1e-4
+    lr : float, default=1e-2
+        Learning rate of the optimiser.
+    weight_decay : float, default=1e-4
+        Weight decay of the optimiser.
     validation_fraction : float or None, default=None
         Held-out fraction (stratified) for early stopping on the validation loss.
     n_iter_no_change : int, default=10
+        Epochs without improvement before early stopping.
     single_rule : {"most_stable", "finest", "coarsest"}, default="most_stable"
         Configuration used by ``mixing="single"``: widest band (ties: fewer clusters), most or fewest
         clusters.
@@ -72,11 +85,15 @@ assign_neighbors, stability_features
         Soft assignments of the training rows for the selector: leave-self-out votes (same
         distribution as for new rows) or plain votes.
     standardize : bool, default=True
+        Standardise the features before building the graph.
     device : {"cpu"}, default="cpu"
+        Torch device of the selector.
     n_jobs : int, default=None
         Parallel Louvain runs of the built extractor.
     verbose : int, default=0
+        Verbosity level.
     random_state : int, RandomState instance or None, default=None
+        Seed of the extractor and of the selector's initialisation and batches.
 
     Attributes
     ----------
@@ -98,7 +115,7 @@ assign_neighbors, stability_features
 
     See Also
     --------
-    ConfigurationExtractor : the configurations and their soft assignments.
+    ConfigurationExtractor : The configurations and their soft assignments.
 
     References
     ----------
@@ -250,12 +267,14 @@ assign_neighbors, stability_features
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            All rows, labelled and unlabelled.
         y : array-like of shape (n_samples,)
             Class labels (-1 = unlabelled) or continuous targets (NaN = unlabelled).
 
         Returns
         -------
         self : MixConfigAugmenter
+            The fitted augmenter.
         """
         check_resolution_range(self.resolution_range)
         if y is None:
@@ -371,10 +390,12 @@ assign_neighbors, stability_features
         Parameters
         ----------
         X : array-like of shape (n, n_features)
+            Rows to augment.
 
         Returns
         -------
         Xt : ndarray of shape (n, n_features_out), float64
+            The augmented features.
         """
         X = self._validated(X)
         S, w, z, _ = self._forward(X)
@@ -387,12 +408,34 @@ assign_neighbors, stability_features
         return np.hstack([X, extra]) if self.passthrough else np.ascontiguousarray(extra)
 
     def mixing_weights(self, X):
-        """Per-sample weights over the configurations, shape (n, n_configurations_); rows sum to one."""
+        """Per-sample weights over the configurations; rows sum to one.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, n_features)
+            Rows to weight.
+
+        Returns
+        -------
+        w : ndarray of shape (n, n_configurations_)
+            Mixing weights of each row.
+        """
         X = self._validated(X)
         return self._forward(X)[1]
 
     def dominant_configuration(self, X):
-        """Index of the configuration with the largest weight for each row."""
+        """Index of the configuration with the largest weight for each row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, n_features)
+            Rows to inspect.
+
+        Returns
+        -------
+        index : ndarray of shape (n,), int
+            Configuration index of each row.
+        """
         return self.mixing_weights(X).argmax(axis=1)
 
     @available_if(_has_head)
@@ -407,7 +450,18 @@ assign_neighbors, stability_features
         return float(r2_score(y, out[:, 0] * self.y_scale_ + self.y_mean_))
 
     def get_feature_names_out(self, input_features=None):
-        """Input names (if ``passthrough``) then ``mixconfig0..`` or ``config{i}_c{j}``."""
+        """Get output feature names: input names (if ``passthrough``) then ``mixconfig0..`` or ``config{i}_c{j}``.
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Input feature names; ``feature_names_in_`` (or ``x0..``) when None.
+
+        Returns
+        -------
+        feature_names_out : ndarray of str objects
+            Output feature names.
+        """
         check_is_fitted(self)
         names = list(_check_features(self, input_features)) if self.passthrough else []
         if self.mixing != "concat" and self.output == "embedding":

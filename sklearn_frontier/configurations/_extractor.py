@@ -64,7 +64,7 @@ class ConfigurationExtractor(TransformerMixin, BaseEstimator):
     Parameters
     ----------
     n_neighbors : int, default=15
-        k of the kNN graph (clipped to ``n - 1``).
+        Number of neighbours k of the kNN graph (clipped to ``n - 1``).
     metric : str, default="euclidean"
         Any scikit-learn metric (Euclidean uses the project's exact kernel).
     weighting : {"self_tuning", "binary"}, default="self_tuning"
@@ -75,28 +75,37 @@ class ConfigurationExtractor(TransformerMixin, BaseEstimator):
     objective : {"modularity", "cpm"}, default="modularity"
         Null model of the repulsion ``b`` (strengths, or constant Potts ``sum (n_c/n)**2``).
     resolution_range : tuple of float, default=(0.01, 30.0)
+        ``(gamma_min, gamma_max)`` of the resolution scan.
     n_resolutions : int, default=48
         Log-spaced resolutions scanned.
     scan : {"grid"}, default="grid"
+        Resolution scan strategy.
     n_restarts : int, default=2
         Louvain seeds per resolution.
     engine : {"native", "leidenalg"}, default="native"
         Partition engine: the project's numba Louvain (BSD), or leidenalg (GPL, optional extra
         ``pip install ".[leiden]"``; used as an anchor).
     max_configurations : int, default=8
+        Maximum number of configurations kept (the widest bands).
     min_log_width : float, default=0.1
+        Minimum width of a configuration's resolution band, in log10 scale.
     max_cluster_frac : float, default=0.5
+        Maximum number of clusters of a configuration, as a fraction of n.
     assign : {"knn", "centroid"}, default="knn"
         Out-of-sample soft assignment: votes of the ``assign_neighbors`` nearest training rows, or a
         softmax over squared distances to the cluster centroids.
     assign_neighbors : int, default=10
+        Number of training neighbours voting in the knn assignment.
     assign_weights : {"uniform", "distance"}, default="uniform"
+        Weights of the neighbour votes.
     stability_features : {"graph", "geometric", "both"}, default="graph"
         Per-configuration statistics in ``stability_``.
     standardize : bool, default=True
+        Standardise the features before building the graph.
     n_jobs : int, default=None
         Parallel Louvain runs of the scan (threads, through ``sklearn.utils.parallel``).
     random_state : int, RandomState instance or None, default=None
+        Seed of the Louvain runs.
 
     Attributes
     ----------
@@ -124,7 +133,7 @@ class ConfigurationExtractor(TransformerMixin, BaseEstimator):
 
     See Also
     --------
-    MixConfigAugmenter : learned per-sample mixing of the configurations.
+    MixConfigAugmenter : Learned per-sample mixing of the configurations.
 
     References
     ----------
@@ -199,11 +208,14 @@ class ConfigurationExtractor(TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-        y : ignored
+            Training rows.
+        y : None
+            Ignored.
 
         Returns
         -------
         self : ConfigurationExtractor
+            The fitted extractor.
         """
         check_resolution_range(self.resolution_range)
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
@@ -304,6 +316,7 @@ class ConfigurationExtractor(TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n, n_features)
+            Rows to assign.
         exclude_self : bool, default=False
             ``X`` is the training data: leave each row out of its own votes.
 
@@ -324,30 +337,78 @@ class ConfigurationExtractor(TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n, n_features)
+            Rows to assign.
 
         Returns
         -------
         S : ndarray of shape (n, sum(n_clusters_))
+            Soft assignments, one block of columns per configuration.
         """
         return np.hstack(self.soft_assignments(X))
 
     def predict(self, X):
-        """Hard labels (argmax of the soft assignment) for every configuration: shape (n, M)."""
+        """Predict hard labels (argmax of the soft assignment) for every configuration.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, n_features)
+            Rows to label.
+
+        Returns
+        -------
+        labels : ndarray of shape (n, n_configurations_), int64
+            Label of each row in each configuration.
+        """
         return np.column_stack([s.argmax(axis=1) for s in self.soft_assignments(X)]).astype(np.int64)
 
     def score(self, X, y=None):
-        """Mean assignment confidence: the average over rows and configurations of the largest soft weight."""
+        """Mean assignment confidence: the average over rows and configurations of the largest soft weight.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, n_features)
+            Rows to score.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        score : float
+            Mean largest soft weight, in (0, 1].
+        """
         return float(np.mean([s.max(axis=1).mean() for s in self.soft_assignments(X)]))
 
     def get_feature_names_out(self, input_features=None):
-        """``config{i}_c{j}`` for cluster j of configuration i."""
+        """Get output feature names: ``config{i}_c{j}`` for cluster j of configuration i.
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Checked against ``feature_names_in_``; not used otherwise.
+
+        Returns
+        -------
+        feature_names_out : ndarray of str objects
+            Output feature names.
+        """
         check_is_fitted(self)
         _check_features(self, input_features)
         return np.asarray([f"config{i}_c{j}" for i, K in enumerate(self.n_clusters_) for j in range(K)],
                           dtype=object)
 
     def plot_resolution_profile(self, ax=None):
-        """Plot the configurations as bands over the resolution axis (matplotlib imported lazily)."""
+        """Plot the configurations as bands over the resolution axis (matplotlib imported lazily).
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure when None.
+
+        Returns
+        -------
+        ax : matplotlib Axes
+            The axes drawn on.
+        """
         check_is_fitted(self)
         return plot_resolution_profile(self, ax=ax)
 
@@ -368,16 +429,33 @@ def _require_leidenalg():
 
 
 def plot_resolution_profile(extractor, ax=None):
-    """Bands ``[gamma_lo, gamma_hi]`` of every configuration (log resolution axis) and the envelope's K.
+    """Plot the bands ``[gamma_lo, gamma_hi]`` of every configuration and the envelope's K.
+
+    The resolution axis is in log scale.
 
     Parameters
     ----------
     extractor : fitted ConfigurationExtractor
+        The extractor whose configurations are drawn.
     ax : matplotlib Axes, default=None
+        Axes to draw on; a new figure when None.
 
     Returns
     -------
     ax : matplotlib Axes
+        The axes drawn on.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from sklearn.datasets import make_blobs
+    >>> from sklearn_frontier.configurations import ConfigurationExtractor, plot_resolution_profile
+    >>> X, _ = make_blobs(n_samples=60, centers=3, random_state=0)
+    >>> ext = ConfigurationExtractor(n_neighbors=8, n_resolutions=12, random_state=0).fit(X)
+    >>> ax = plot_resolution_profile(ext)
+    >>> ax.get_xscale()
+    'log'
     """
     import matplotlib.pyplot as plt
 

@@ -190,7 +190,7 @@ def select_configurations(candidates, a, b, resolution_range, *, max_configurati
 def configurations_from_graph(W, *, objective="modularity", resolution_range=(0.01, 30.0), n_resolutions=48,
                               n_restarts=2, max_configurations=8, min_log_width=0.1, max_cluster_frac=0.5,
                               random_state=None, n_jobs=None, return_details=False, engine="native"):
-    """Configurations (envelope partitions stable over a resolution band) of a symmetric affinity ``W``.
+    """Compute the configurations (envelope partitions stable over a resolution band) of an affinity ``W``.
 
     The extractor's core (spec §2.4–2.5): Louvain resolution scan, deduplication, energies
     ``Q_P(gamma) = a_P - gamma b_P``, exact upper envelope, filters ``2 <= K <= max_cluster_frac * n``
@@ -204,23 +204,34 @@ def configurations_from_graph(W, *, objective="modularity", resolution_range=(0.
     W : sparse matrix of shape (n, n)
         Symmetric non-negative affinity without self loops.
     objective : {"modularity", "cpm"}, default="modularity"
+        Null model of the repulsion ``b`` (strengths, or constant Potts).
     resolution_range : tuple of float, default=(0.01, 30.0)
-    n_resolutions, n_restarts : int
-    max_configurations : int
-    min_log_width : float
-    max_cluster_frac : float
-    random_state : int, RandomState or None
+        ``(gamma_min, gamma_max)`` of the resolution scan.
+    n_resolutions : int, default=48
+        Log-spaced resolutions scanned.
+    n_restarts : int, default=2
+        Louvain seeds per resolution.
+    max_configurations : int, default=8
+        Maximum number of configurations kept (the widest bands).
+    min_log_width : float, default=0.1
+        Minimum ``ln(gamma_hi / gamma_lo)`` of a configuration's band.
+    max_cluster_frac : float, default=0.5
+        Maximum number of clusters of a configuration, as a fraction of n.
+    random_state : int, RandomState or None, default=None
+        Seed of the Louvain runs.
     n_jobs : int, default=None
         Parallel Louvain runs (threads).
-    engine : {"native", "leidenalg"}, default="native"
-        The project's Louvain kernel, or leidenalg (optional, GPL).
     return_details : bool, default=False
         Also return a dict with the scan (grid, candidates, energies, envelope).
+    engine : {"native", "leidenalg"}, default="native"
+        The project's Louvain kernel, or leidenalg (optional, GPL).
 
     Returns
     -------
     labels : list of ndarray of shape (n,), int64
+        Labels of the vertices, one array per configuration.
     resolutions : ndarray of shape (M, 2)
+        ``[gamma_lo, gamma_hi]`` band of each configuration.
     stability : ndarray of shape (M, 4)
         ``[entropy, a, b, log width]`` per configuration.
     details : dict

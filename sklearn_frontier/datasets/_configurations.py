@@ -16,7 +16,7 @@ def _directions(rng, k, d):
 def make_two_regime_hierarchy(n_fine_groups=3, n_coarse_groups=3, n_per_subblob=60, n_per_coarse=400, n_features=6,
                               group_radius=12.0, sub_radius=1.8, sub_sd=0.5, coarse_sd=2.0, task="classification",
                               noise=0.0, random_state=None):
-    """Data whose label lives at a fine resolution in one region and at a coarse one elsewhere.
+    """Generate data whose label lives at a fine resolution in one region and at a coarse one elsewhere.
 
     Group centres lie on a sphere of radius ``group_radius`` (orthonormal directions when they fit).
     *Fine regime* (``regime == 0``): ``n_fine_groups`` groups, each of 4 tight sub-blobs (centres at
@@ -28,20 +28,26 @@ def make_two_regime_hierarchy(n_fine_groups=3, n_coarse_groups=3, n_per_subblob=
     Parameters
     ----------
     n_fine_groups, n_coarse_groups : int, default=3
+        Number of groups in the fine and in the coarse regime.
     n_per_subblob, n_per_coarse : int, default=60, 400
+        Rows per fine sub-blob and per coarse group.
     n_features : int, default=6
+        Number of features.
     group_radius, sub_radius, sub_sd, coarse_sd : float
+        Radius of the group centres' sphere, sub-blob offset, sub-blob sd and coarse-group sd.
     task : {"classification", "regression"}, default="classification"
         Regression: ``y = label + 0.1 * N(0, 1)``.
     noise : float, default=0.0
         Label-flip rate (classification).
     random_state : int, RandomState instance or None, default=None
+        Seed or generator for reproducible draws.
 
     Returns
     -------
     X : ndarray of shape (n_samples, n_features)
+        The samples.
     y : ndarray of shape (n_samples,)
-        int64 labels in {0, 1} (classification) or float targets.
+        The int64 labels in {0, 1} (classification) or float targets.
     regime : ndarray of shape (n_samples,)
         0 for the fine regime, 1 for the coarse one.
 

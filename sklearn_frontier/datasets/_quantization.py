@@ -13,7 +13,7 @@ def _haar_orthonormal(rng, n, k):
 
 def make_outlier_weights(m=256, n=512, *, rank=4, n_outliers=4, outlier_scale=10.0, singular_values=None,
                          random_state=None):
-    """Weight ``W = Z D + U_k diag(sigma) V_k^T`` with heavy tails, outlier input channels and a planted low rank.
+    """Draw a weight ``W = Z D + U_k diag(sigma) V_k^T`` with heavy tails, outlier channels and a low rank.
 
     ``Z_ij ~ t_4 / sqrt(2)`` (unit variance), ``D = diag(d)`` with ``d_j = outlier_scale`` on ``n_outliers``
     random input channels (1 elsewhere), ``U_k``, ``V_k`` random orthonormal and
@@ -22,17 +22,22 @@ def make_outlier_weights(m=256, n=512, *, rank=4, n_outliers=4, outlier_scale=10
     Parameters
     ----------
     m, n : int, default=256, 512
-        out_features, in_features.
+        Number of output features and of input features.
     rank : int, default=4
+        Rank of the planted low-rank component.
     n_outliers : int, default=4
+        Number of outlier input channels.
     outlier_scale : float, default=10.0
+        Scale of the outlier input channels.
     singular_values : array-like of shape (rank,), default=None
         Overrides sigma.
     random_state : int, RandomState instance or None, default=None
+        Seed or generator for reproducible draws.
 
     Returns
     -------
     W : ndarray of shape (m, n)
+        The weight matrix.
     info : dict
         ``outlier_channels``, ``U``, ``V``, ``sigma``.
 
@@ -60,14 +65,16 @@ def make_outlier_weights(m=256, n=512, *, rank=4, n_outliers=4, outlier_scale=10
 
 def make_outlier_activations(n_samples=2048, n_features=512, *, n_outliers=2, outlier_scale=50.0,
                              random_state=None):
-    """Activations ``X = G Lambda^(1/2) Q^T`` (``lambda_j = 1/j``, Q Haar) with a few outlier columns.
+    """Draw activations ``X = G Lambda^(1/2) Q^T`` (``lambda_j = 1/j``, Q Haar) with a few outlier columns.
 
     Parameters
     ----------
     n_samples, n_features : int, default=2048, 512
+        Number of tokens and of features.
     n_outliers : int, default=2
         Columns multiplied by ``outlier_scale``.
     outlier_scale : float, default=50.0
+        Scale of the outlier columns.
     random_state : int, RandomState instance or None, default=None
         The same seed gives the same covariance; draw calibration and test tokens with
         ``make_outlier_activations(..., random_state=s)`` twice via the returned ``sample`` function.
@@ -75,6 +82,7 @@ def make_outlier_activations(n_samples=2048, n_features=512, *, n_outliers=2, ou
     Returns
     -------
     X : ndarray of shape (n_samples, n_features)
+        The activations.
     info : dict
         ``outlier_channels``, ``Q``, ``eigenvalues`` and ``sample(n, random_state)`` drawing fresh tokens
         from the same distribution.

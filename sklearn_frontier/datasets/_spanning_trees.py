@@ -8,7 +8,23 @@ __all__ = ["horseshoe_boundary", "horseshoe_function", "make_horseshoe", "make_r
 
 
 def horseshoe_boundary(n_theta=40, r0=0.1, r=0.5, l=3.0):
-    """Boundary polygon of the mgcv horseshoe (``fs.boundary``), shape (8 n_theta, 2).
+    """Return the boundary polygon of the mgcv horseshoe (``fs.boundary``).
+
+    Parameters
+    ----------
+    n_theta : int, default=40
+        Number of points on each quarter arc.
+    r0 : float, default=0.1
+        Inner radius of the horseshoe's tip.
+    r : float, default=0.5
+        Radius of the horseshoe's centre line.
+    l : float, default=3.0
+        Length of the horseshoe's arms.
+
+    Returns
+    -------
+    boundary : ndarray of shape (8 * n_theta, 2)
+        Vertices of the closed boundary polygon.
 
     Examples
     --------
@@ -45,7 +61,33 @@ def _along_distance(x, y, r):
 
 
 def horseshoe_function(X, r0=0.1, r=0.5, l=3.0, b=1.0):
-    """mgcv's ``fs.test``: ``f = a b + d^2`` (NaN outside the horseshoe)."""
+    """Evaluate mgcv's ``fs.test``: ``f = a b + d^2`` (NaN outside the horseshoe).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, 2)
+        Points at which to evaluate the function.
+    r0 : float, default=0.1
+        Inner radius of the horseshoe's tip.
+    r : float, default=0.5
+        Radius of the horseshoe's centre line.
+    l : float, default=3.0
+        Length of the horseshoe's arms.
+    b : float, default=1.0
+        Slope along the horseshoe.
+
+    Returns
+    -------
+    f : ndarray of shape (n_samples,)
+        Function values, NaN outside the horseshoe.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_frontier.datasets import horseshoe_function
+    >>> horseshoe_function(np.array([[1.0, 0.5], [5.0, 5.0]])).shape
+    (2,)
+    """
     X = np.asarray(X, dtype=np.float64)
     x, y = X[:, 0], X[:, 1]
     a, d = _along_distance(x, y, r)
@@ -56,11 +98,25 @@ def horseshoe_function(X, r0=0.1, r=0.5, l=3.0, b=1.0):
 
 
 def make_horseshoe(n_samples=500, *, noise=0.3, random_state=None):
-    """Uniform points in the mgcv horseshoe with ``y = fs.test(x) + N(0, noise^2)``.
+    """Draw uniform points in the mgcv horseshoe with ``y = fs.test(x) + N(0, noise^2)``.
+
+    Parameters
+    ----------
+    n_samples : int, default=500
+        Number of points.
+    noise : float, default=0.3
+        Standard deviation of the Gaussian noise added to the truth.
+    random_state : int, RandomState instance or None, default=None
+        Seed or generator for reproducible draws.
 
     Returns
     -------
-    X : ndarray (n_samples, 2); y : ndarray (n_samples,); f : ndarray (n_samples,) noiseless truth.
+    X : ndarray of shape (n_samples, 2)
+        Points in the horseshoe.
+    y : ndarray of shape (n_samples,)
+        Noisy responses.
+    f : ndarray of shape (n_samples,)
+        Noiseless truth.
 
     Examples
     --------
@@ -83,7 +139,26 @@ def make_horseshoe(n_samples=500, *, noise=0.3, random_state=None):
 
 
 def rotated_u_boundary(n_theta=20, n_line=14):
-    """BAMDT's ``genURegion`` rotated 45 degrees counter-clockwise."""
+    """Return BAMDT's ``genURegion`` boundary rotated 45 degrees counter-clockwise.
+
+    Parameters
+    ----------
+    n_theta : int, default=20
+        Number of points on each arc.
+    n_line : int, default=14
+        Number of points on each straight side.
+
+    Returns
+    -------
+    boundary : ndarray of shape (n_vertices, 2)
+        Vertices of the closed boundary polygon.
+
+    Examples
+    --------
+    >>> from sklearn_frontier.datasets import rotated_u_boundary
+    >>> rotated_u_boundary().shape[1]
+    2
+    """
     t = np.linspace(np.pi, np.pi / 2, n_theta)
     x, y = list(0.9 * np.cos(t)), list(0.9 * np.sin(t))
     xl = np.linspace(3 / n_line, 3 - 3 / n_line, n_line)
@@ -108,10 +183,36 @@ def _rotation(angle):
 
 
 def make_rotated_u(n_train=500, n_test=200, *, noise=0.1, random_state=None):
-    """BAMDT's rotated U with jumps (``SimData.R``): ``(X_train, y_train, f_train, X_test, f_test, boundary)``.
+    """Simulate BAMDT's rotated U with jumps (``SimData.R``).
 
     A GP draw ``X1`` on the (along, distance) coordinates enters ``f = a X1 + d^2``; then the arc part is
     scaled by -0.5 and the two arms are shifted by +4 / -4. Estimators see only the rotated coordinates.
+
+    Parameters
+    ----------
+    n_train : int, default=500
+        Number of training points.
+    n_test : int, default=200
+        Number of test points.
+    noise : float, default=0.1
+        Standard deviation of the Gaussian noise on the responses.
+    random_state : int, RandomState instance or None, default=None
+        Seed or generator for reproducible draws.
+
+    Returns
+    -------
+    X_train : ndarray of shape (n_train, 2)
+        Training points.
+    y_train : ndarray of shape (n_train,)
+        Noisy training responses.
+    f_train : ndarray of shape (n_train,)
+        Noiseless truth at the training points.
+    X_test : ndarray of shape (n_test, 2)
+        Test points.
+    f_test : ndarray of shape (n_test,)
+        Noiseless truth at the test points.
+    boundary : ndarray of shape (n_vertices, 2)
+        Boundary polygon of the domain.
 
     Examples
     --------

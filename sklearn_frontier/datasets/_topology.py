@@ -19,12 +19,19 @@ def make_hypergraph_sbm(n_samples=120, n_blocks=3, *, p_in=0.06, p_out=0.03, n_h
     Parameters
     ----------
     n_samples : int, default=120
+        Number of vertices.
     n_blocks : int, default=3
+        Number of planted blocks.
     p_in, p_out : float, default=0.06, 0.03
+        Edge probabilities inside a block and across blocks.
     n_hyperedges : int, default=60
+        Number of hyperedges.
     hyperedge_sizes : tuple of two int, default=(3, 5)
+        Smallest and largest hyperedge size (inclusive).
     p_hyperedge_in : float, default=0.9
+        Probability that a hyperedge lies inside one block.
     random_state : int, RandomState instance or None, default=None
+        Seed or generator for reproducible draws.
 
     Returns
     -------

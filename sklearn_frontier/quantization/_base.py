@@ -37,7 +37,7 @@ def weight_rms(W):
 
 
 def fingerprint(row):
-    return hashlib.blake2b(np.ascontiguousarray(row, dtype=np.float64).tobytes(), digest_size=8).digest()
+    return hashlib.blake2b(np.ascontiguousarray(row, dtype=np.float64).tobytes(), digest_size=8).hexdigest()
 
 
 def invert_transform(T):
@@ -104,6 +104,9 @@ def fake_quantize_activations(A, act_bits, act_format, group_size):
 class _BaseWeightQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Common machinery; subclasses implement ``_fit_weight(W, s_W, fmt, stats)`` -> QuantizedWeight."""
 
+    # Fitted quantizers keep their block format as a small frozen record (see persistence.trusted_types).
+    _skops_nested_types = ("sklearn_frontier.quantization._formats.FormatSpec",)
+
     _parameter_constraints = {
         "n_bits": [Options(Integral, {2, 3, 4, 8})],
         "group_size": [Interval(Integral, 1, None, closed="left"), None],
@@ -158,6 +161,7 @@ class _BaseWeightQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator
         Returns
         -------
         self : object
+            The fitted quantizer.
         """
         start = time.perf_counter()
         W = self._validate_weight(X, reset=True)
@@ -242,10 +246,12 @@ class _BaseWeightQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator
         Parameters
         ----------
         X : array-like of shape (n_rows, in_features)
+            Weight rows to reconstruct.
 
         Returns
         -------
         W_hat : ndarray of shape (n_rows, in_features), in X's dtype
+            The dequantized weight rows.
         """
         check_is_fitted(self)
         W = self._validate_weight(X, reset=False)
@@ -275,20 +281,24 @@ class _BaseWeightQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator
         return float(num / den)
 
     def score(self, X, y=None, *, X_calib=None):
-        """Negative relative output error ``-||A (W - W_hat)^T||^2 / ||A W^T||^2`` on ``X_calib`` (or the
-        calibration seen in fit; the relative Frobenius error in weight mode). Activation quantization is
-        included when ``act_bits`` is set.
+        """Negative relative output error ``-||A (W - W_hat)^T||^2 / ||A W^T||^2``.
+
+        Computed on ``X_calib`` (or the calibration seen in fit; the relative Frobenius error in weight
+        mode). Activation quantization is included when ``act_bits`` is set.
 
         Parameters
         ----------
         X : array-like of shape (n_rows, in_features)
+            The weight rows to evaluate.
         y : None
             Ignored.
         X_calib : array-like of shape (n_tokens, in_features) or CalibrationStats, default=None
+            Calibration activations; None uses the calibration seen in fit.
 
         Returns
         -------
         score : float
+            Negative relative error (higher is better, 0 is exact).
         """
         check_is_fitted(self)
         W = self._validate_weight(X, reset=False).astype(np.float64)
@@ -301,6 +311,11 @@ class _BaseWeightQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator
 
     def quantize(self, X=None):
         """The stored :class:`QuantizedWeight` (of the fitted weight, or of the rows ``X``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, in_features), default=None
+            Weight rows to quantize; None returns the fitted weight's quantization.
 
         Returns
         -------
@@ -318,7 +333,20 @@ class _BaseWeightQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator
         return self._quantize_new_rows(W)
 
     def to_module(self, bias=None, backend=None):
-        """A :class:`TwinQuantLinear` holding the packed fitted weight (a drop-in ``nn.Linear``)."""
+        """A :class:`TwinQuantLinear` holding the packed fitted weight (a drop-in ``nn.Linear``).
+
+        Parameters
+        ----------
+        bias : torch.Tensor of shape (out_features,), default=None
+            Optional bias of the layer.
+        backend : str, default=None
+            Kernel backend of the module; None picks the default.
+
+        Returns
+        -------
+        module : TwinQuantLinear
+            The quantized linear module.
+        """
         from ._linear import TwinQuantLinear
 
         check_is_fitted(self)

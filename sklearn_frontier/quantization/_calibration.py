@@ -28,6 +28,10 @@ class CalibrationStats:
     samples_ : ndarray of shape (<= max_samples, n_features)
         Reservoir sample of tokens (float64).
 
+    See Also
+    --------
+    check_calibration : Validate activations or statistics passed as ``X_calib``.
+
     Examples
     --------
     >>> import numpy as np
@@ -53,7 +57,18 @@ class CalibrationStats:
         return self._sum / max(self.n_samples_, 1)
 
     def update(self, X):
-        """Add a batch of tokens (n_tokens, n_features)."""
+        """Add a batch of tokens (n_tokens, n_features).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_tokens, n_features)
+            A batch of activations.
+
+        Returns
+        -------
+        self : CalibrationStats
+            The updated statistics.
+        """
         X = check_calibration(X, self.n_features)
         self._sum += X.T @ X  # BLAS-bound: the reference body of the accumulate_gram kernel
         self.max_abs_ = np.maximum(self.max_abs_, np.abs(X).max(axis=0))
@@ -75,7 +90,22 @@ class CalibrationStats:
 
     @classmethod
     def from_activations(cls, X, max_samples=4096, random_state=None):
-        """Statistics of one activation matrix."""
+        """Statistics of one activation matrix.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_tokens, n_features)
+            The activations.
+        max_samples : int, default=4096
+            Size of the token reservoir.
+        random_state : int, RandomState instance or None, default=None
+            Seeds the reservoir.
+
+        Returns
+        -------
+        stats : CalibrationStats
+            The statistics of ``X``.
+        """
         X = np.asarray(X)
         if X.ndim != 2:
             raise ValueError(f"X_calib must be 2-D (n_tokens, n_features), got shape {X.shape}.")

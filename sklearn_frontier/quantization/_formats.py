@@ -233,6 +233,48 @@ class QuantizedWeight:
 
     ``W_hat = lowrank_up @ lowrank_down + tensor_scale * deq(codes) * T`` in float32, where ``T`` is
     ``input_transform`` (None, a diagonal (n,), or blocks (n_blocks, B, B) acting on column blocks).
+
+    Parameters
+    ----------
+    shape : tuple of int
+        Shape ``(m, n)`` of the weight.
+    fmt : FormatSpec
+        Number format of the codes.
+    codes : ndarray of shape (m, n)
+        Int8 codes: two's complement (symmetric int), unsigned (asymmetric) or E2M1 bits (FP4).
+    scales : ndarray
+        Group scales.
+    zero_points : ndarray or None
+        Group zero points (asymmetric formats), else None.
+    tensor_scale : numpy.float32
+        Global scale of the quantized residual.
+    format_scale : numpy.float32, default=1.0
+        Scale applied inside the format (NVFP4 two-level scaling).
+    lowrank_up : ndarray of shape (m, r) or None, default=None
+        Float16 up factor of the low-rank branch (includes ``tensor_scale``).
+    lowrank_down : ndarray of shape (r, n) or None, default=None
+        Float16 down factor of the low-rank branch.
+    input_transform : ndarray of shape (n,) or (n_blocks, B, B) or None, default=None
+        Float16 input transform ``T`` of the residual.
+    act_bits : int or None, default=None
+        Activation bit width the weight was quantized for.
+    act_format : str or None, default=None
+        Activation number format.
+    metadata : dict, default={}
+        Free-form information (method, timings).
+
+    See Also
+    --------
+    dequantize_weight : The float32 value of a stored weight.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_frontier.quantization import RTNQuantizer
+    >>> W = np.random.default_rng(0).standard_normal((8, 64))
+    >>> qw = RTNQuantizer(group_size=32).fit(W).quantize()
+    >>> qw.shape, qw.qweight.shape
+    ((8, 64), (8, 32))
     """
 
     shape: tuple
@@ -263,7 +305,18 @@ class QuantizedWeight:
         return self.codes
 
     def rows(self, idx):
-        """The same stored weight restricted to output rows ``idx``."""
+        """The same stored weight restricted to output rows ``idx``.
+
+        Parameters
+        ----------
+        idx : array-like of int or slice
+            Output rows to keep.
+
+        Returns
+        -------
+        qw : QuantizedWeight
+            The stored weight of those rows.
+        """
         up = None if self.lowrank_up is None else self.lowrank_up[idx]
         zp = None if self.zero_points is None else self.zero_points[idx]
         return replace(self, shape=(len(np.arange(self.shape[0])[idx]), self.shape[1]), codes=self.codes[idx],
@@ -285,7 +338,27 @@ def apply_input_transform(A, T):
 
 
 def dequantize_weight(qw):
-    """The float32 (m, n) value of a :class:`QuantizedWeight` (the single definition of W_hat)."""
+    """The float32 (m, n) value of a :class:`QuantizedWeight` (the single definition of W_hat).
+
+    Parameters
+    ----------
+    qw : QuantizedWeight
+        The stored weight.
+
+    Returns
+    -------
+    W_hat : ndarray of shape (m, n), dtype float32
+        The dequantized weight.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_frontier.quantization import RTNQuantizer
+    >>> from sklearn_frontier.quantization._formats import dequantize_weight
+    >>> W = np.random.default_rng(0).standard_normal((8, 64))
+    >>> dequantize_weight(RTNQuantizer(group_size=32).fit(W).quantize()).shape
+    (8, 64)
+    """
     deq = dequantize_groups(qw.codes, qw.scales, qw.zero_points, qw.fmt, qw.format_scale)
     deq = apply_input_transform(deq, qw.input_transform)
     out = np.float32(qw.tensor_scale) * deq
@@ -383,7 +456,23 @@ def bits_breakdown(m, n, fmt, *, rank=0, lowrank_bits=16, transform="none", tran
 
 
 def bits_per_weight(m, n, fmt, **kwargs):
-    """``bits_breakdown(...)["total"] / (m n)``.
+    """Stored bits per weight, ``bits_breakdown(...)["total"] / (m n)``.
+
+    Parameters
+    ----------
+    m : int
+        Number of output features.
+    n : int
+        Number of input features.
+    fmt : FormatSpec
+        Number format of the codes.
+    **kwargs : dict
+        Further arguments of :func:`bits_breakdown` (rank, lowrank_bits, transform, transform_block_size).
+
+    Returns
+    -------
+    bpw : float
+        Total stored bits divided by ``m n``.
 
     Examples
     --------
@@ -395,7 +484,34 @@ def bits_per_weight(m, n, fmt, **kwargs):
 
 
 def group_size_for_budget(m, n, budget_bpw, *, n_bits=4, symmetric=True, candidates=(16, 32, 64, 128, 256)):
-    """Largest-bit (smallest) group size whose INT bpw stays within ``budget_bpw`` (None if none fits)."""
+    """Largest-bit (smallest) group size whose INT bpw stays within ``budget_bpw`` (None if none fits).
+
+    Parameters
+    ----------
+    m : int
+        Number of output features.
+    n : int
+        Number of input features.
+    budget_bpw : float
+        Budget in bits per weight.
+    n_bits : int, default=4
+        Bit width of the codes.
+    symmetric : bool, default=True
+        Symmetric (no zero points) when True.
+    candidates : tuple of int, default=(16, 32, 64, 128, 256)
+        Group sizes to consider.
+
+    Returns
+    -------
+    group_size : int or None
+        The smallest fitting candidate, or None.
+
+    Examples
+    --------
+    >>> from sklearn_frontier.quantization._formats import group_size_for_budget
+    >>> group_size_for_budget(4096, 4096, 4.5)
+    64
+    """
     best = None
     for g in sorted(candidates, reverse=True):
         if bits_per_weight(m, n, FormatSpec("int", n_bits, g, symmetric)) <= budget_bpw + 1e-12:
@@ -404,7 +520,34 @@ def group_size_for_budget(m, n, budget_bpw, *, n_bits=4, symmetric=True, candida
 
 
 def rank_for_budget(m, n, budget_bpw, fmt, *, lowrank_bits=16, transform="none"):
-    """Largest rank whose total bpw stays within ``budget_bpw`` (0 if even rank 0 exceeds it)."""
+    """Largest rank whose total bpw stays within ``budget_bpw`` (0 if even rank 0 exceeds it).
+
+    Parameters
+    ----------
+    m : int
+        Number of output features.
+    n : int
+        Number of input features.
+    budget_bpw : float
+        Budget in bits per weight.
+    fmt : FormatSpec
+        Number format of the codes.
+    lowrank_bits : int, default=16
+        Storage precision of the low-rank factors.
+    transform : str, default="none"
+        Kind of the stored input transform.
+
+    Returns
+    -------
+    rank : int
+        The largest fitting rank.
+
+    Examples
+    --------
+    >>> from sklearn_frontier.quantization._formats import FormatSpec, rank_for_budget
+    >>> rank_for_budget(4096, 4096, 4.75, FormatSpec("int", 4, 32))
+    31
+    """
     r = 0
     while r + 1 < min(m, n) and bits_per_weight(m, n, fmt, rank=r + 1, lowrank_bits=lowrank_bits,
                                                 transform=transform) <= budget_bpw + 1e-12:

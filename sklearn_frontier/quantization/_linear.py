@@ -33,16 +33,25 @@ class TwinQuantLinear(torch.nn.Module):
     Parameters
     ----------
     in_features, out_features : int
+        Input and output widths of the layer.
     rank : int, default=0
+        Rank of the float16 low-rank branch.
     fmt : FormatSpec, default=None
         Weight format (INT4, group 128 when None).
     transform : {None, "diag", "block"}, default=None
+        Kind of the stored input transform of the residual.
     transform_block_size : int, default=32
+        Block size of a "block" transform.
     bias : bool, default=True
+        Whether the layer has a bias.
     backend : str or None, default=None
         Kernel backend for ``forward`` (None: the global ``sklearn_frontier`` config).
     act_bits, act_format : optional
         Per-token fake quantization of the residual branch's input (torch path).
+
+    See Also
+    --------
+    quantize_model : Replace every ``nn.Linear`` of a model by this layer.
 
     Examples
     --------
@@ -86,7 +95,22 @@ class TwinQuantLinear(torch.nn.Module):
     # ------------------------------------------------------------------ construction
     @classmethod
     def from_quantized(cls, qw, bias=None, backend=None):
-        """Module holding the stored weight ``qw`` (a :class:`QuantizedWeight`) and an optional bias."""
+        """Module holding the stored weight ``qw`` (a :class:`QuantizedWeight`) and an optional bias.
+
+        Parameters
+        ----------
+        qw : QuantizedWeight
+            The stored weight.
+        bias : torch.Tensor of shape (out_features,), default=None
+            Optional bias.
+        backend : str, default=None
+            Kernel backend for ``forward``.
+
+        Returns
+        -------
+        module : TwinQuantLinear
+            The layer holding ``qw``.
+        """
         m, n = qw.shape
         if qw.fmt.n_bits not in (4, 8):
             raise ValueError(f"to_module needs n_bits in {{4, 8}} (packed storage), got n_bits={qw.fmt.n_bits}.")
@@ -116,7 +140,24 @@ class TwinQuantLinear(torch.nn.Module):
 
     @classmethod
     def from_linear(cls, linear, quantizer=None, X_calib=None, backend=None):
-        """Quantize an ``nn.Linear`` with ``quantizer`` (default :class:`TwinQuant`) and return the module."""
+        """Quantize an ``nn.Linear`` with ``quantizer`` (default :class:`TwinQuant`) and return the module.
+
+        Parameters
+        ----------
+        linear : torch.nn.Linear
+            The layer to quantize.
+        quantizer : estimator, default=None
+            An unfitted weight quantizer; None uses :class:`TwinQuant`.
+        X_calib : array-like of shape (n_tokens, in_features) or CalibrationStats, default=None
+            Calibration activations of the layer's input.
+        backend : str, default=None
+            Kernel backend for ``forward``.
+
+        Returns
+        -------
+        module : TwinQuantLinear
+            The quantized layer.
+        """
         from ._twinquant import TwinQuant
 
         est = clone(quantizer) if quantizer is not None else TwinQuant()
@@ -125,7 +166,13 @@ class TwinQuantLinear(torch.nn.Module):
 
     # ------------------------------------------------------------------ stored value
     def to_quantized(self):
-        """The :class:`QuantizedWeight` held by the buffers."""
+        """The :class:`QuantizedWeight` held by the buffers.
+
+        Returns
+        -------
+        qw : QuantizedWeight
+            The stored weight.
+        """
         from sklearn_frontier.kernels.quantization import unpack_int4
 
         m, n = self.out_features, self.in_features
@@ -143,11 +190,23 @@ class TwinQuantLinear(torch.nn.Module):
             input_transform=_np(self.input_transform), act_bits=self.act_bits, act_format=self.act_format)
 
     def dequantize(self):
-        """float32 (out_features, in_features) weight, bitwise equal to the estimator's ``transform``."""
+        """Float32 (out_features, in_features) weight, bitwise equal to the estimator's ``transform``.
+
+        Returns
+        -------
+        W_hat : torch.Tensor of shape (out_features, in_features)
+            The dequantized weight.
+        """
         return torch.from_numpy(dequantize_weight(self.to_quantized()))
 
     def memory_bits(self):
-        """Stored bits of the weight (bias excluded), equal to ``bits_per_weight_ * m * n``."""
+        """Stored bits of the weight (bias excluded), equal to ``bits_per_weight_ * m * n``.
+
+        Returns
+        -------
+        bits : int
+            The number of stored bits.
+        """
         return bits_breakdown(self.out_features, self.in_features, self.fmt, rank=self.rank,
                               transform=getattr(self, "accounting_transform", self.transform or "none"),
                               transform_block_size=self.transform_block_size)["total"]
@@ -158,6 +217,18 @@ class TwinQuantLinear(torch.nn.Module):
                 and self.act_bits is None)
 
     def forward(self, x):
+        """Apply the quantized linear map ``x @ W_hat.T + bias``.
+
+        Parameters
+        ----------
+        x : torch.Tensor of shape (..., in_features)
+            Input activations.
+
+        Returns
+        -------
+        y : torch.Tensor of shape (..., out_features)
+            Output, in the dtype of ``x``.
+        """
         if x.shape[-1] != self.in_features:
             raise ValueError(f"expected input with last dimension {self.in_features}, got {x.shape[-1]}.")
         lead = x.shape[:-1]
@@ -200,6 +271,13 @@ class TwinQuantLinear(torch.nn.Module):
         return y.to(x.dtype).reshape(*lead, self.out_features)
 
     def extra_repr(self):
+        """Describe the layer's settings in its ``repr``.
+
+        Returns
+        -------
+        text : str
+            The settings, comma-separated.
+        """
         return (f"in_features={self.in_features}, out_features={self.out_features}, rank={self.rank}, "
                 f"format={self.fmt.weight_format}{self.fmt.n_bits}, group_size={self.fmt.group_size}, "
                 f"transform={self.transform}, bias={self.bias is not None}")
@@ -211,7 +289,30 @@ class TwinQuantLinear(torch.nn.Module):
 # ---------------------------------------------------------------------------------------------- model
 @dataclass
 class QuantizationReport:
-    """Per-layer results of :func:`quantize_model`."""
+    """Per-layer results of :func:`quantize_model`.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The quantized model.
+    layers : list of dict, default=[]
+        One record per quantized layer (name, shape, method, bits per weight, errors, fit time).
+    total_time_s : float, default=0.0
+        Wall time of the whole quantization.
+
+    See Also
+    --------
+    quantize_model : Produce this report.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklearn_frontier.quantization import quantize_model
+    >>> net = torch.nn.Sequential(torch.nn.Linear(32, 16))
+    >>> report = quantize_model(net, method="rtn", group_size=16)
+    >>> len(report.layers)
+    1
+    """
 
     model: object
     layers: list = field(default_factory=list)
@@ -227,6 +328,13 @@ class QuantizationReport:
         return self.total_bits / n if n else float("nan")
 
     def to_frame(self):
+        """Return the per-layer records as a table.
+
+        Returns
+        -------
+        frame : pandas.DataFrame
+            One row per layer (the bits breakdown left out).
+        """
         import pandas as pd
 
         return pd.DataFrame([{k: v for k, v in r.items() if k != "bits_breakdown"} for r in self.layers])
@@ -285,25 +393,32 @@ def quantize_model(module, calibration_inputs=None, method="twinquant", *, n_bit
     Parameters
     ----------
     module : torch.nn.Module
+        The model, modified in place.
     calibration_inputs : iterable or None
+        Batches of model inputs for the calibration pass; None quantizes in the weight metric.
     method : {"twinquant", "svd", "rtn", "wush"} or estimator, default="twinquant"
+        The quantization method, or an unfitted quantizer used as a template.
     n_bits, group_size, rank, weight_format, act_bits : quantizer settings
+        Passed to the quantizer's constructor.
     include, exclude : list of str or None
-        fnmatch patterns on qualified module names.
+        Fnmatch patterns on qualified module names.
     quantizer_params : dict or None
         Extra constructor arguments of the quantizer.
     forward_fn : callable or None
+        ``forward_fn(module, batch)`` runs one calibration batch; None feeds it directly.
     max_calibration_tokens : int, default=4096
         Token reservoir kept per layer (for W4A4); the Gram uses every token.
     backend : str or None
         Kernel backend stored on the new modules.
     random_state : int or None
+        Seed of the quantizers and of the token reservoirs.
     verbose : int, default=0
         Progress bar over layers when > 0.
 
     Returns
     -------
     report : QuantizationReport
+        Per-layer results.
 
     Examples
     --------

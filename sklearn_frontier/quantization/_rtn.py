@@ -14,11 +14,13 @@ class RTNQuantizer(_BaseWeightQuantizer):
         Columns per scale group; None = format default (INT 128, MXFP4 32, NVFP4 16). An explicit value
         must divide in_features.
     weight_format : {"int", "mxfp4", "nvfp4"}, default="int"
+        Number format of the weight codes.
     symmetric : bool, default=True
         Symmetric AbsMax INT (False: min/max with a zero point).
     act_bits : {2, 3, 4, 8} or None, default=None
         Fake-quantize activations per token in :meth:`score` (W4A4 evaluation).
     act_format : {"int", "mxfp4", "nvfp4"} or None, default=None
+        Number format of the fake-quantized activations; None follows ``weight_format``.
     mx_scale_rule : {"ocp", "ceil"}, default="ocp"
         E8M0 scale of MXFP4: OCP ``2^(floor(log2 amax) - 2)`` or ``2^ceil(log2(amax / 6))`` (no clipping).
 
@@ -41,7 +43,9 @@ class RTNQuantizer(_BaseWeightQuantizer):
 
     See Also
     --------
-    SVDQuantizer, TwinQuant, WUSHQuantizer
+    SVDQuantizer : Quantization with a low-rank float16 branch (SVDQuant).
+    TwinQuant : Jointly optimised low-rank branch and residual transform.
+    WUSHQuantizer : Blockwise-transformed joint weight-activation quantization.
 
     Examples
     --------

@@ -98,14 +98,19 @@ class SVDQuantizer(_LowRankMixin, _BaseWeightQuantizer):
     Parameters
     ----------
     n_bits : {2, 3, 4, 8}, default=4
+        Bit width of the weight codes.
     group_size : int, default=None
         None = format default (INT 128).
     rank : int, default=8
         Rank of the low-rank branch, clipped to ``min(m, n) - 1``.
     weight_format : {"int", "mxfp4", "nvfp4"}, default="int"
+        Number format of the weight codes.
     symmetric : bool, default=True
+        Symmetric (zero-point free) quantization grid when True.
     act_bits : {2, 3, 4, 8} or None, default=None
+        Activation fake-quantization bit width in :meth:`score`; None keeps activations in float.
     act_format : {"int", "mxfp4", "nvfp4"} or None, default=None
+        Number format of the fake-quantized activations; None follows ``weight_format``.
     lowrank_bits : {16}, default=16
         Storage precision of the factors.
     n_refinements : int, default=0
@@ -115,11 +120,15 @@ class SVDQuantizer(_LowRankMixin, _BaseWeightQuantizer):
     smooth : bool, default=False
         SVDQuant smoothing ``lambda_j = max|x_j|^a / max|W_:j|^(1-a)`` (stored as a diagonal input transform).
     smooth_alpha : float, default=0.5
+        Migration strength ``a`` of the smoothing.
     svd_solver : {"auto", "full", "randomized"}, default="auto"
+        Solver of the truncated SVD.
     damping : float, default=1e-2
         Relative damping of H in the objective used to choose among refinements.
     random_state : int, RandomState instance or None, default=None
+        Seed of the randomized SVD and of the calibration subsampling.
     mx_scale_rule : {"ocp", "ceil"}, default="ocp"
+        Rounding rule of the shared power-of-two MX scales.
 
     Attributes
     ----------
@@ -139,7 +148,8 @@ class SVDQuantizer(_LowRankMixin, _BaseWeightQuantizer):
 
     See Also
     --------
-    RTNQuantizer, TwinQuant
+    RTNQuantizer : Round-to-nearest weight quantization.
+    TwinQuant : Jointly optimised low-rank branch and residual transform.
 
     References
     ----------

@@ -123,32 +123,40 @@ class TwinQuant(_LowRankMixin, _BaseWeightQuantizer):
     Parameters
     ----------
     n_bits : {2, 3, 4, 8}, default=4
+        Bit width of the weight codes.
     group_size : int, default=None
         None = format default (INT 128).
     rank : int, default=8
         Rank of the float16 branch, clipped to ``min(m, n) - 1``.
     weight_format : {"int", "mxfp4", "nvfp4"}, default="int"
+        Number format of the weight codes.
     symmetric : bool, default=True
+        Symmetric (zero-point free) quantization grid when True.
     act_bits : {2, 3, 4, 8} or None, default=None
         Activation fake-quantization in :meth:`score` only (the optimiser uses the W4A16 objective).
     act_format : {"int", "mxfp4", "nvfp4"} or None, default=None
+        Number format of the fake-quantized activations; None follows ``weight_format``.
     residual_transform : {"diag", "none"}, default="diag"
         ``T = diag(exp(tau))`` on the residual's input side (16 bits per input feature), or none.
     transform_init : {"auto", "identity"}, default="auto"
         Initial diagonal T: "auto" also tries SVDQuant's smoothing ``T = diag(1/lambda)`` (with the SVD of
         ``W diag(lambda)``) and starts from whichever stored candidate has the lower objective; "identity": T = I.
     lowrank_bits : {16}, default=16
+        Storage precision of the low-rank factors.
     lowrank_balance : {"diag", "none"}, default="diag"
         Closed-form diagonal balance of the two float16 factors.
     init : {"svd", "activation_aware", "iterative_svd"}, default="svd"
+        Initialisation of the low-rank branch.
     objective : {"auto", "output", "weight"}, default="auto"
         "auto": output error when X_calib is given, else weight error.
     max_iter : int, default=150
+        Maximum number of optimisation steps.
     learning_rate : float, default=1e-2
         Adam step of B and tau.
     subspace_learning_rate : float, default=1e-3
         Per-entry RMS step of V (the Frobenius step is this times sqrt(n r)).
     retraction : {"qr", "cayley"}, default="qr"
+        Retraction that keeps the subspace V orthonormal.
     n_iter_no_change : int, default=50
         Stop after so many steps without a relative 1e-4 gain.
     damping : float, default=1e-2
@@ -158,11 +166,15 @@ class TwinQuant(_LowRankMixin, _BaseWeightQuantizer):
         signal reaching the subspace). "pnorm": the forward value is the exact AbsMax but the gradient is that
         of the smooth ``||r_g||_16`` (reaches every near-maximal entry, not only the argmax); False detaches.
     compute_dtype : {"float32", "float64"}, default="float32"
+        Floating-point precision of the optimiser.
     svd_solver : {"auto", "full", "randomized"}, default="auto"
+        Solver of the truncated SVD.
     random_state : int, RandomState instance or None, default=None
+        Seed of the randomized SVD and of the calibration subsampling.
     verbose : int, default=0
         Progress bar when > 0.
     mx_scale_rule : {"ocp", "ceil"}, default="ocp"
+        Rounding rule of the shared power-of-two MX scales.
 
     Attributes
     ----------
@@ -187,7 +199,9 @@ class TwinQuant(_LowRankMixin, _BaseWeightQuantizer):
 
     See Also
     --------
-    SVDQuantizer, RTNQuantizer, WUSHQuantizer
+    SVDQuantizer : Quantization with a low-rank float16 branch (SVDQuant).
+    RTNQuantizer : Round-to-nearest weight quantization.
+    WUSHQuantizer : Blockwise-transformed joint weight-activation quantization.
 
     References
     ----------

@@ -64,23 +64,30 @@ class WUSHQuantizer(_BaseWeightQuantizer):
     Parameters
     ----------
     n_bits : {2, 3, 4, 8}, default=4
+        Bit width of the weight codes.
     group_size : int, default=None
         None = 32 (INT) or the FP4 block.
     weight_format : {"int", "mxfp4", "nvfp4"}, default="int"
+        Number format of the weight codes.
     symmetric : bool, default=True
+        Symmetric (zero-point free) quantization grid when True.
     act_bits : {2, 3, 4, 8} or None, default=None
         Per-token activation fake-quantization of ``T x`` in :meth:`score` (W4A4).
     act_format : {"int", "mxfp4", "nvfp4"} or None, default=None
+        Number format of the fake-quantized activations; None follows ``weight_format``.
     block_size : int, default=None
         Transform block (a power of 2 dividing group_size); None = the group size. Clipped to the largest
         power of 2 dividing in_features.
     block_transform : {"wush", "wus", "hadamard", "identity"}, default="wush"
+        Kind of the blockwise transform.
     hessian_blocks : {"marginal"}, default="marginal"
+        How the blockwise Hessians are estimated.
     damping : float, default=1e-2
         Relative damping of each Hessian block before its Cholesky factor.
     eigen_damping : float, default=1e-2
         ``s += eigen_damping mean(s)``.
     mx_scale_rule : {"ocp", "ceil"}, default="ocp"
+        Rounding rule of the shared power-of-two MX scales.
 
     Attributes
     ----------
@@ -94,7 +101,8 @@ class WUSHQuantizer(_BaseWeightQuantizer):
 
     See Also
     --------
-    RTNQuantizer, TwinQuant
+    RTNQuantizer : Round-to-nearest weight quantization.
+    TwinQuant : Jointly optimised low-rank branch and residual transform.
 
     References
     ----------
@@ -169,7 +177,18 @@ class WUSHQuantizer(_BaseWeightQuantizer):
         return build_stored_weight(W, s_W, fmt, T=T16, act_bits=self.act_bits, act_format=self.act_format)
 
     def transform_activations(self, A):
-        """Activations seen by the quantized residual: each column block times ``T_b^T``."""
+        """Return the activations seen by the quantized residual: each column block times ``T_b^T``.
+
+        Parameters
+        ----------
+        A : array-like of shape (n_tokens, in_features)
+            Input activations.
+
+        Returns
+        -------
+        A_t : ndarray of shape (n_tokens, in_features)
+            The transformed activations (float64).
+        """
         check_is_fitted(self)
         A = np.asarray(A, dtype=np.float64)
         if A.ndim != 2 or A.shape[1] != self.n_features_in_:

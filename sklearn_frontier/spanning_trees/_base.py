@@ -90,12 +90,14 @@ class _BaseSpanningTreeEnsemble(RegressorMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
             Locations (coordinates; never rescaled).
         y : array-like of shape (n_samples,)
+            Target values.
         sample_weight : array-like of shape (n_samples,), default=None
             Frequency weights (weight 2 = a duplicated row); zero-weight rows are dropped.
 
         Returns
         -------
         self : object
+            The fitted estimator.
         """
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2)
         sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
@@ -257,18 +259,21 @@ class _BaseSpanningTreeEnsemble(RegressorMixin, BaseEstimator):
         return np.array(means), np.array(variances), np.array(sig2)
 
     def predict(self, X, return_std=False):
-        """Posterior mean at ``X`` (Rao-Blackwellised over the random attachment).
+        """Predict the posterior mean at ``X`` (Rao-Blackwellised over the random attachment).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Locations to predict at.
         return_std : bool, default=False
             Also return the predictive standard deviation of a new observation.
 
         Returns
         -------
         y_mean : ndarray of shape (n_samples,)
+            Posterior mean of the response.
         y_std : ndarray of shape (n_samples,), only if ``return_std``
+            Predictive standard deviation of a new observation.
         """
         X = self._check_X(X)
         means, variances, sig2 = self._moments(X)
@@ -279,11 +284,23 @@ class _BaseSpanningTreeEnsemble(RegressorMixin, BaseEstimator):
         return mu, self.y_scale_ * np.sqrt(var)
 
     def sample_posterior_predictive(self, X, kind="prediction", n_samples_per_draw=1, random_state=None):
-        """Draws of the response (``"prediction"``) or of the regression function (``"credible"``) at ``X``.
+        """Draw the response (``"prediction"``) or the regression function (``"credible"``) at ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Locations to predict at.
+        kind : {"prediction", "credible"}, default="prediction"
+            Draws of a new response (``"prediction"``) or of the regression function (``"credible"``).
+        n_samples_per_draw : int, default=1
+            Samples per kept MCMC draw.
+        random_state : int, RandomState instance or None, default=None
+            Seed of the attachment and noise draws (the fitted estimator's own seed when None).
 
         Returns
         -------
         samples : ndarray of shape (n_chains * n_kept * n_samples_per_draw, n_samples)
+            One row per sample.
         """
         if kind not in ("prediction", "credible"):
             raise ValueError(f"kind must be 'prediction' or 'credible', got {kind!r}.")
@@ -325,7 +342,24 @@ class _BaseSpanningTreeEnsemble(RegressorMixin, BaseEstimator):
         return np.array(out)
 
     def sample_posterior(self, X, n_samples=None, kind="credible", random_state=None):
-        """``n_samples`` posterior draws at ``X`` (default: one per kept draw), shape (n_samples, n)."""
+        """Draw ``n_samples`` posterior samples at ``X`` (default: one per kept draw).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Locations to predict at.
+        n_samples : int, default=None
+            Number of samples; one per kept MCMC draw when None.
+        kind : {"prediction", "credible"}, default="credible"
+            Draws of a new response (``"prediction"``) or of the regression function (``"credible"``).
+        random_state : int, RandomState instance or None, default=None
+            Seed of the attachment and noise draws (the fitted estimator's own seed when None).
+
+        Returns
+        -------
+        samples : ndarray of shape (n_samples, n)
+            One row per sample.
+        """
         total = self.draws_["sigma"].size if hasattr(self, "draws_") else 1
         per = 1 if n_samples is None else max(1, math.ceil(n_samples / total))
         samples = self.sample_posterior_predictive(X, kind=kind, n_samples_per_draw=per, random_state=random_state)
@@ -335,7 +369,26 @@ class _BaseSpanningTreeEnsemble(RegressorMixin, BaseEstimator):
 
     def predict_quantiles(self, X, quantiles=(0.025, 0.975), kind="prediction", n_samples_per_draw=None,
                           random_state=None):
-        """Posterior (``"credible"``) or predictive (``"prediction"``) quantiles, shape (n, len(quantiles))."""
+        """Predict posterior (``"credible"``) or predictive (``"prediction"``) quantiles at ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Locations to predict at.
+        quantiles : array-like of float in [0, 1], default=(0.025, 0.975)
+            Quantile levels.
+        kind : {"prediction", "credible"}, default="prediction"
+            Draws of a new response (``"prediction"``) or of the regression function (``"credible"``).
+        n_samples_per_draw : int, default=None
+            Samples per kept MCMC draw; about 1000 samples in all when None.
+        random_state : int, RandomState instance or None, default=None
+            Seed of the attachment and noise draws (the fitted estimator's own seed when None).
+
+        Returns
+        -------
+        quantiles : ndarray of shape (n, len(quantiles))
+            Quantiles of each row.
+        """
         q = np.atleast_1d(np.asarray(quantiles, dtype=np.float64))
         if np.any((q < 0) | (q > 1)) or not np.all(np.isfinite(q)):
             raise ValueError(f"quantiles must lie in [0, 1], got {quantiles!r}.")
@@ -347,7 +400,22 @@ class _BaseSpanningTreeEnsemble(RegressorMixin, BaseEstimator):
         return np.quantile(s, q, axis=0).T
 
     def predict_interval(self, X, alpha=0.05, kind="credible"):
-        """Equal-tailed ``1 - alpha`` credible (regression function) or prediction (new y) interval, (n, 2)."""
+        """Predict the equal-tailed ``1 - alpha`` credible (regression function) or prediction (new y) interval.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Locations to predict at.
+        alpha : float in (0, 1), default=0.05
+            Miscoverage level.
+        kind : {"prediction", "credible"}, default="credible"
+            Draws of a new response (``"prediction"``) or of the regression function (``"credible"``).
+
+        Returns
+        -------
+        interval : ndarray of shape (n, 2)
+            Lower and upper bound of each row.
+        """
         if not 0 < alpha < 1:
             raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}.")
         return self.predict_quantiles(X, (alpha / 2, 1 - alpha / 2), kind=kind)
@@ -371,7 +439,18 @@ class _BaseSpanningTreeEnsemble(RegressorMixin, BaseEstimator):
                 "rhat_sigma": stats[0][0]}
 
     def convergence_diagnostics(self, X=None):
-        """R-hat and bulk ESS of sigma, the log-likelihood, the fit at 20 vertices (and predictions at ``X``)."""
+        """R-hat and bulk ESS of sigma, the log-likelihood, the fit at 20 vertices (and predictions at ``X``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), default=None
+            Also diagnose the predictions at these locations.
+
+        Returns
+        -------
+        diagnostics : dict
+            ``names``, ``rhat``, ``ess_bulk`` (arrays aligned with ``names``) and ``rhat_sigma``.
+        """
         check_is_fitted(self)
         if X is not None:
             X = self._check_X(X)

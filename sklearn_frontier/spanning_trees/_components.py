@@ -42,6 +42,16 @@ class RoutedField(BaseEstimator):
         Random-walk step on ``log(length_scale)``.
     learn_tau2 : bool, default=False
         Gibbs-update ``tau2`` under an IG(2, 1) prior.
+
+    See Also
+    --------
+    PRBASTRegressor : The estimator this component drives.
+
+    Examples
+    --------
+    >>> from sklearn_frontier.spanning_trees import RoutedField
+    >>> RoutedField(learn_tau2=True).init_global(n_trees=4)
+    {'tau2': 0.5, 'M': 4}
     """
 
     _parameter_constraints = {
@@ -66,9 +76,39 @@ class RoutedField(BaseEstimator):
             raise ValueError(f"length_scale_bounds must satisfy 0 < low <= high < inf, got {self.length_scale_bounds}.")
 
     def init_global(self, n_trees):
+        """Initialise the state shared by all components of a chain.
+
+        Parameters
+        ----------
+        n_trees : int
+            Number of components M.
+
+        Returns
+        -------
+        glob : dict
+            ``tau2`` and ``M``.
+        """
         return {"tau2": float(self.tau2), "M": n_trees}
 
     def init_state(self, ctx, tree, root, rng):
+        """Initialise one component on its spanning tree.
+
+        Parameters
+        ----------
+        ctx : object
+            The engine's data context (graph, tree and solver helpers).
+        tree : ndarray of int
+            Edge indices of the spanning tree.
+        root : int
+            Root vertex.
+        rng : numpy.random.Generator
+            Random generator of the chain.
+
+        Returns
+        -------
+        st : dict
+            The rooted tree, its length scale and a zero field.
+        """
         lo, hi = (float(b) * ctx.diameter for b in self.length_scale_bounds)
         lam = float(np.clip(0.25 * ctx.diameter, lo, hi))
         order, parent, pedge, plen = ctx.rooted(tree, root)
@@ -84,6 +124,38 @@ class RoutedField(BaseEstimator):
         return ctx.eliminate_loglik(order, parent, rho, prec, W, S, sigma2, 0.0, 0.0)
 
     def sweep_component(self, ctx, st, W, S, sigma2, glob, rng, tree_prior, tree_jitter, tree_update_prob, acc):
+        """Update the length scale, the tree and the field of one component (one backfitting step).
+
+        Parameters
+        ----------
+        ctx : object
+            The engine's data context (graph, tree and solver helpers).
+        st : dict
+            The component's state (from :meth:`init_state`).
+        W : ndarray of shape (n,)
+            Per-vertex weights (counts) of the data.
+        S : ndarray of shape (n,)
+            Per-vertex weighted sums of the partial residuals.
+        sigma2 : float
+            Current noise variance.
+        glob : dict
+            The shared state (from :meth:`init_global`).
+        rng : numpy.random.Generator
+            Random generator of the chain.
+        tree_prior : str
+            Prior of the spanning trees.
+        tree_jitter : float
+            Log-normal jitter of the edge lengths.
+        tree_update_prob : float
+            Probability of proposing a new tree.
+        acc : dict
+            Acceptance counters, updated in place.
+
+        Returns
+        -------
+        g : ndarray of shape (n,)
+            The new field of the component at the vertices.
+        """
         s2 = glob["tau2"] / glob["M"]
         lo, hi = (math.log(float(b) * ctx.diameter) for b in self.length_scale_bounds)
         ll = self._loglik(ctx, st, st["lam"], s2, W, S, sigma2)
@@ -118,6 +190,24 @@ class RoutedField(BaseEstimator):
         return g
 
     def end_sweep(self, ctx, states, glob, rng):
+        """Update the shared state after a sweep (Gibbs step of ``tau2`` when learned).
+
+        Parameters
+        ----------
+        ctx : object
+            The engine's data context (graph, tree and solver helpers).
+        states : list of dict
+            States of all components.
+        glob : dict
+            The shared state (from :meth:`init_global`).
+        rng : numpy.random.Generator
+            Random generator of the chain.
+
+        Returns
+        -------
+        None
+            ``glob`` is updated in place.
+        """
         if not self.learn_tau2:
             return
         M = glob["M"]
@@ -132,18 +222,63 @@ class RoutedField(BaseEstimator):
         glob["tau2"] = rate / rng.gamma(shape)
 
     def record(self, states, glob):
+        """Return the values of a kept draw.
+
+        Parameters
+        ----------
+        states : list of dict
+            States of all components.
+        glob : dict
+            The shared state (from :meth:`init_global`).
+
+        Returns
+        -------
+        params : dict
+            ``length_scale`` per component and ``tau2``.
+        """
         return {"length_scale": np.array([st["lam"] for st in states], dtype=np.float32),
                 "tau2": np.float32(glob["tau2"])}
 
     @staticmethod
     def attach(params, delta, n_trees):
-        """``(a, b)`` of a new leaf at distance ``delta`` per tree: arrays (M, n, K)."""
+        """Compute ``(a, b)`` of a new leaf at distance ``delta`` per tree.
+
+        Parameters
+        ----------
+        params : dict
+            A recorded draw (from :meth:`record`).
+        delta : ndarray of shape (n, K)
+            Distances of the new points to their K candidate vertices.
+        n_trees : int
+            Number of components M.
+
+        Returns
+        -------
+        a : ndarray of shape (M, n, K)
+            Correlation of the leaf with its attachment vertex.
+        b : ndarray of shape (M, n, K)
+            Conditional variance of the leaf.
+        """
         lam = params["length_scale"].astype(np.float64)[:, None, None]
         a = np.exp(-delta[None] / lam)
         s2 = float(params["tau2"]) / n_trees
         return a, s2 * (1.0 - a * a)
 
     def edge_correlation(self, ctx, st):
+        """Prior correlation of the field at the two ends of each graph edge.
+
+        Parameters
+        ----------
+        ctx : object
+            The engine's data context (graph, tree and solver helpers).
+        st : dict
+            The component's state (from :meth:`init_state`).
+
+        Returns
+        -------
+        corr : ndarray of shape (n_edges,)
+            ``exp(-d_T / length_scale)`` of each edge's tree-path distance.
+        """
         d = ctx.paths(st["order"], st["parent"], st["plen"], ctx.edges)
         return np.exp(-d / st["lam"])
 

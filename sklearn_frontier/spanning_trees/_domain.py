@@ -121,11 +121,42 @@ def parse_domain(domain, n_features):
 class DomainGraph:
     """The domain graph G0 over the unique training locations.
 
-    Attributes
+    Built by :func:`build_domain_graph`; the parameters are also its attributes.
+
+    Parameters
     ----------
-    vertices : ndarray (n_v, d); edges : ndarray (E, 2) int64 with i < j, sorted; lengths : ndarray (E,);
-    repaired : ndarray (E,) bool; sample_vertex : ndarray (n_samples,) int64; diameter : float;
-    kind : str ("chain", "delaunay", "knn", "callable", "none"); domain : Domain or None.
+    vertices : ndarray of shape (n_v, d)
+        Unique training locations.
+    edges : ndarray of shape (E, 2), int64
+        Edges ``(i, j)`` with i < j, sorted.
+    lengths : ndarray of shape (E,)
+        Edge lengths.
+    repaired : ndarray of shape (E,), bool
+        Edges added to reconnect the graph.
+    sample_vertex : ndarray of shape (n_samples,), int64
+        Vertex of each training row.
+    diameter : float
+        Diameter of the locations.
+    kind : {"chain", "delaunay", "knn", "callable", "none"}
+        How the edges were built.
+    domain : Domain or None, default=None
+        The parsed domain.
+    tolerance : float, default=0.0
+        Absolute tolerance of the boundary tests.
+    extra : dict, default={}
+        Auxiliary data of the construction.
+
+    See Also
+    --------
+    build_domain_graph : Build this graph from locations and a domain.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_frontier.spanning_trees import build_domain_graph
+    >>> G = build_domain_graph(np.array([[0.0], [1.0], [3.0]]))
+    >>> G.n_vertices, G.lengths.tolist()
+    (3, [1.0, 2.0])
     """
 
     vertices: np.ndarray
@@ -174,13 +205,16 @@ def build_domain_graph(X, domain=None, graph="auto", n_neighbors=8, metric="eucl
         ``"auto"``: chain for d = 1, Delaunay for d = 2, kNN otherwise. A callable ``graph(V)`` returns
         a sparse (n_v, n_v) matrix of positive edge lengths.
     n_neighbors : int, default=8
+        Neighbours of the kNN graph.
     metric : str, default="euclidean"
+        Metric of the kNN graph and of the edge lengths.
     domain_tolerance : float, default=1e-3
         Crossings closer than ``domain_tolerance * diameter`` to an edge end are ignored.
 
     Returns
     -------
     graph : DomainGraph
+        The domain graph.
 
     Examples
     --------

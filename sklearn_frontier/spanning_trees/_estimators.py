@@ -35,12 +35,15 @@ class PRBASTRegressor(_BaseSpanningTreeEnsemble):
     domain : None, (k, 2) array, list of rings, object with ``__geo_interface__`` or callable, default=None
         The domain; graph edges that leave it are removed.
     graph : {"auto", "chain", "delaunay", "knn"} or callable, default="auto"
+        Domain graph; see :func:`build_domain_graph`.
     n_neighbors : int, default=8
         Neighbours of the kNN graph.
     metric : str, default="euclidean"
+        Metric of the kNN graph and of the edge lengths.
     domain_tolerance : float, default=1e-3
         Tolerance (fraction of the diameter) of the boundary tests.
     tree_prior : {"length_mst", "random_mst", "uniform"}, default="length_mst"
+        Prior (and proposal) of the spanning trees.
     tree_jitter : float, default=0.3
         Log-normal jitter of the edge lengths in ``"length_mst"``.
     tree_update_prob : float, default=0.2
@@ -52,10 +55,13 @@ class PRBASTRegressor(_BaseSpanningTreeEnsemble):
     n_iter, n_burnin, thin : int, default=1000, 300, 2
         Sweeps, burn-in sweeps and thinning.
     n_chains : int, default=1
+        Number of independent MCMC chains.
     n_jobs : int, default=None
         Chains run on joblib threads.
     predict_neighbors : {"triangle", "knn"}, default="triangle"
+        Candidate attachment vertices of a new point: its Delaunay triangle or its nearest vertices.
     n_predict_neighbors : int, default=5
+        Number of candidate vertices with ``predict_neighbors="knn"`` (and the fallback).
     predict_weighting : {"barycentric", "uniform", "distance"}, default="barycentric"
         Attachment probabilities of a new point over its candidate vertices: barycentric coordinates in
         the containing (visible) Delaunay triangle, else inverse distance; ``"uniform"`` is BAST's rule.
@@ -67,7 +73,9 @@ class PRBASTRegressor(_BaseSpanningTreeEnsemble):
     warm_start : bool, default=False
         Continue the saved chains on the same data.
     verbose : int, default=0
+        Verbosity level.
     random_state : int, RandomState instance or None, default=None
+        Seed of the MCMC chains and of the predictive draws.
 
     Attributes
     ----------
@@ -92,7 +100,7 @@ class PRBASTRegressor(_BaseSpanningTreeEnsemble):
 
     See Also
     --------
-    BASTRegressor : the hard-cut (piecewise-constant) parent method.
+    BASTRegressor : The hard-cut (piecewise-constant) parent method.
 
     References
     ----------
@@ -186,6 +194,7 @@ class BASTRegressor(_BaseSpanningTreeEnsemble):
     Parameters
     ----------
     n_trees : int, default=30
+        Number of additive components (spanning trees).
     k_max : int, default=5
         Maximum number of pieces per tree.
     lambda_k : float, default=4.0
@@ -193,11 +202,15 @@ class BASTRegressor(_BaseSpanningTreeEnsemble):
     sigma_mu : float, default=None
         Prior sd of the piece means on the ±0.5 response scale; default ``0.5 / (2 sqrt(n_trees))``.
     domain, graph, n_neighbors, metric, domain_tolerance, nu, q, noise_variance : see PRBASTRegressor
+        As in :class:`PRBASTRegressor`.
     n_iter, n_burnin, thin : int, default=1500, 500, 2
-    n_chains, n_jobs, predict_neighbors, n_predict_neighbors, predict_weighting, warm_start, verbose,
-    random_state : see PRBASTRegressor
+        Sweeps, burn-in sweeps and thinning.
+    n_chains, n_jobs, predict_neighbors, n_predict_neighbors, predict_weighting : see PRBASTRegressor
+        As in :class:`PRBASTRegressor`.
     attachment : {"random", "mean"}, default="random"
         See PRBASTRegressor; BAST's code attaches at random.
+    warm_start, verbose, random_state : see PRBASTRegressor
+        As in :class:`PRBASTRegressor`.
 
     Attributes
     ----------
@@ -208,7 +221,7 @@ class BASTRegressor(_BaseSpanningTreeEnsemble):
 
     See Also
     --------
-    PRBASTRegressor : the smooth, probabilistically routed successor.
+    PRBASTRegressor : The smooth, probabilistically routed successor.
 
     References
     ----------

@@ -100,7 +100,7 @@ class _VotePredictMixin:
             self.nn_ = NearestNeighbors(n_neighbors=min(self.n_neighbors, X.shape[0])).fit(X)
 
     def predict(self, X):
-        """Labels of new rows (vote of the training labels over the nearest training rows).
+        """Predict labels of new rows by a vote of the training labels over the nearest training rows.
 
         Parameters
         ----------
@@ -110,6 +110,7 @@ class _VotePredictMixin:
         Returns
         -------
         labels : ndarray of shape (n_new,), int64
+            Predicted cluster label of each new row.
         """
         import warnings
 

@@ -13,7 +13,8 @@ from sklearn_frontier.utils._compat import Interval, StrOptions, _fit_context, v
 
 from ._base import _VotePredictMixin
 from ._complexes import _clean_cells
-from ._spectral import _sign_flip, assign_labels, knn_adjacency, precomputed_adjacency
+from ..utils._manifolds import canonical_signs
+from ._spectral import assign_labels, knn_adjacency, precomputed_adjacency
 
 
 def hypergraph_laplacian(adjacency, cells, laplacian):
@@ -67,15 +68,21 @@ class HypergraphSpectralClustering(_VotePredictMixin, ClusterMixin, BaseEstimato
     Parameters
     ----------
     n_clusters : int, default=8
+        Number of clusters.
     laplacian : {"graph", "graph_plus_pairs", "clique_expansion", "zhou"}, default="graph_plus_pairs"
         ``"graph"``: pairwise edges only; ``"graph_plus_pairs"``: 0/1 union of edges and in-cell pairs (rank 1 of
         :func:`hypergraph_complex`); ``"clique_expansion"``: W = A + Σ_e K_e/(|e| − 1); ``"zhou"``: Zhou, Huang &
         Schölkopf (2006), I − D_v^{-1/2} H D_e^{-1} Hᵀ D_v^{-1/2}, edges as size-2 hyperedges, unit weights.
     affinity : {"nearest_neighbors", "precomputed"}, default="nearest_neighbors"
+        ``"precomputed"``: X is the (n, n) adjacency (its pattern is used).
     n_neighbors : int, default=10
+        Neighbours of the kNN graph (nearest_neighbors affinity).
     assign_labels : {"kmeans", "discretize", "cluster_qr"}, default="kmeans"
+        How the embedding is turned into labels.
     n_init : int, default=10
+        Number of k-means restarts (assign_labels="kmeans").
     random_state : int, RandomState instance or None, default=None
+        Seed of the eigensolver start and of k-means.
 
     Attributes
     ----------
@@ -89,7 +96,7 @@ class HypergraphSpectralClustering(_VotePredictMixin, ClusterMixin, BaseEstimato
 
     See Also
     --------
-    CEOSpectralClustering
+    CEOSpectralClustering : Spectral clustering on the collapsed effective operator.
 
     References
     ----------
@@ -133,7 +140,22 @@ class HypergraphSpectralClustering(_VotePredictMixin, ClusterMixin, BaseEstimato
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, cells=None):
-        """Fit the clustering (``cells``: hyperedges, each >= 3 vertex indices)."""
+        """Fit the clustering.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or (n_samples, n_samples)
+            Data, or the adjacency with ``affinity="precomputed"``.
+        y : None
+            Ignored.
+        cells : sequence of sequences of int, default=None
+            Hyperedges, each >= 3 vertex indices.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
         if self.affinity == "precomputed":
             X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], ensure_min_samples=2)
             graph = precomputed_adjacency(X)
@@ -153,7 +175,7 @@ class HypergraphSpectralClustering(_VotePredictMixin, ClusterMixin, BaseEstimato
             mu, Psi = eigsh(2 * sp.eye(n) - L, k=m, which="LA", v0=v0, tol=1e-8)
             mu, Psi = 2 - mu[::-1], Psi[:, ::-1]
         self.eigenvalues_ = np.maximum(mu, 0.0)
-        self.embedding_ = _sign_flip(Psi / np.sqrt(d)[:, None])
+        self.embedding_ = canonical_signs(Psi / np.sqrt(d)[:, None])
         rng = check_random_state(self.random_state)
         self.labels_ = assign_labels(self.embedding_, m, self.assign_labels, self.n_init, rng)
         self._fit_predictor(X)

@@ -9,7 +9,8 @@ from sklearn.utils import check_random_state
 from sklearn_frontier.utils._compat import Interval, StrOptions, _fit_context
 
 from ._base import SPECTRAL_CONSTRAINTS, _CEOMixin, _VotePredictMixin
-from ._spectral import _sign_flip, assign_labels, heat_kernel_signature, hks_times, normalised_eigenpairs
+from ..utils._manifolds import canonical_signs
+from ._spectral import assign_labels, heat_kernel_signature, hks_times, normalised_eigenpairs
 
 
 class CEOSpectralClustering(_CEOMixin, _VotePredictMixin, ClusterMixin, BaseEstimator):
@@ -27,16 +28,18 @@ class CEOSpectralClustering(_CEOMixin, _VotePredictMixin, ClusterMixin, BaseEsti
     Parameters
     ----------
     n_clusters : int, default=8
+        Number of clusters.
     affinity : {"nearest_neighbors", "precomputed"}, default="nearest_neighbors"
         ``"precomputed"``: X is the (n, n) adjacency (its pattern is used).
     n_neighbors : int, default=10
-        kNN graph (union-symmetrised, 0/1), clipped to n − 1.
+        Neighbours of the kNN graph (union-symmetrised, 0/1), clipped to n − 1.
     max_rank : int, default=2
         Highest rank of the clique complex; with ``cells``, 1 keeps only edges ∪ in-cell pairs.
     incidence : {"signed", "mixed"}, default="signed"
         Clique-complex incidences (signed: exact and reorder-invariant, but degenerate; mixed: 0/1 above rank 1).
     coupling : float in [0, 1], default=0.5
-        γ_k = coupling · b_k, b_k the PSD bound of :func:`coupling_bounds` (ignored where ``gammas`` is given).
+        Relative coupling, γ_k = coupling · b_k, b_k the PSD bound of :func:`coupling_bounds` (ignored where
+        ``gammas`` is given).
     gammas, betas : array-like of shape (K,), default=None
         Explicit couplings / boundary weights.
     eps : float, default=1e-3
@@ -45,17 +48,24 @@ class CEOSpectralClustering(_CEOMixin, _VotePredictMixin, ClusterMixin, BaseEsti
         M = D^{-1/2} S_ε D^{-1/2} with D = diag(S_ε) (True on the dense route) or β_1·degrees (True matrix-free).
     features : {"eigvecs", "hks"}, default="eigvecs"
     hks_times : int or array-like, default=16
+        Number of log-spaced heat-kernel times, or the times themselves (features="hks").
     n_components : int, default=None
         Eigenpairs used: n_clusters (eigvecs) or min(n, 32) (hks) when None.
     assign_labels : {"kmeans", "discretize", "cluster_qr"}, default="kmeans"
     n_init : int, default=10
+        Number of k-means restarts (assign_labels="kmeans").
     solver : {"auto", "dense", "cg"}, default="auto"
         ``"auto"``: dense iff n <= 3000, else matrix-free (LOBPCG on :class:`CollapsedOperator`).
     fast_path : bool, default=True
+        Compute S_ε = f_ε(L_0) directly when the chain lemma applies (signed complexes).
     rtol : float, default=1e-10
+        Relative tolerance of the inner CG solves (matrix-free route).
     eigen_tol : float, default=1e-6
+        Tolerance of the eigensolver (matrix-free route).
     max_cells : int, default=2_000_000
+        Upper bound on the number of cells of the complex; larger complexes raise an error.
     random_state : int, RandomState instance or None, default=None
+        Seed of the eigensolver start and of k-means.
 
     Attributes
     ----------
@@ -88,9 +98,9 @@ class CEOSpectralClustering(_CEOMixin, _VotePredictMixin, ClusterMixin, BaseEsti
 
     See Also
     --------
-    CollapsedLaplacian : the embedding as a transformer.
-    HypergraphSpectralClustering : graph and hypergraph Laplacian baselines.
-    sklearn.cluster.SpectralClustering : the graph-only method (``coupling=0`` equals it on a 0/1 graph).
+    CollapsedLaplacian : The embedding as a transformer.
+    HypergraphSpectralClustering : Graph and hypergraph Laplacian baselines.
+    sklearn.cluster.SpectralClustering : The graph-only method (``coupling=0`` equals it on a 0/1 graph).
 
     References
     ----------
@@ -164,6 +174,7 @@ class CEOSpectralClustering(_CEOMixin, _VotePredictMixin, ClusterMixin, BaseEsti
         Returns
         -------
         self : object
+            The fitted estimator.
         """
         if self.features == "hks" and self.assign_labels != "kmeans":
             raise ValueError("features='hks' supports assign_labels='kmeans' only.")
@@ -188,7 +199,7 @@ class CEOSpectralClustering(_CEOMixin, _VotePredictMixin, ClusterMixin, BaseEsti
             self.hks_times_ = hks_times(mu, self.hks_times)
             features = heat_kernel_signature(mu, Psi, self.hks_times_)
         else:
-            features = _sign_flip(Psi / np.sqrt(d)[:, None])
+            features = canonical_signs(Psi / np.sqrt(d)[:, None])
         self.embedding_ = features
         self.labels_ = assign_labels(features, self.n_clusters, self.assign_labels, self.n_init, rng)
         self._fit_predictor(X)

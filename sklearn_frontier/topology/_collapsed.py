@@ -12,7 +12,8 @@ from sklearn.utils import check_random_state
 from sklearn_frontier.utils._compat import Interval, _fit_context, check_is_fitted, validate_data
 
 from ._base import SPECTRAL_CONSTRAINTS, _CEOMixin
-from ._spectral import _sign_flip, heat_kernel_signature, hks_times, normalised_eigenpairs, shepard_extension
+from ..utils._manifolds import canonical_signs
+from ._spectral import heat_kernel_signature, hks_times, normalised_eigenpairs, shepard_extension
 
 
 class CollapsedLaplacian(_CEOMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -26,13 +27,14 @@ class CollapsedLaplacian(_CEOMixin, ClassNamePrefixFeaturesOutMixin, Transformer
     ----------
     n_components : int, default=2
         Embedding dimension (features="eigvecs").
-    affinity, n_neighbors, max_rank, incidence, coupling, gammas, betas, eps, normalize, features, hks_times :
+    affinity, n_neighbors, max_rank, incidence, coupling, gammas, betas, eps, normalize, features, hks_times : \
+see CEOSpectralClustering
         As in :class:`CEOSpectralClustering`.
     n_eigenvectors : int, default=None
         Eigenpairs behind the HKS, min(n, 32) when None.
     drop_first : bool, default=True
         Drop the trivial (constant-direction) eigenvector.
-    solver, fast_path, rtol, eigen_tol, max_cells, random_state :
+    solver, fast_path, rtol, eigen_tol, max_cells, random_state : see CEOSpectralClustering
         As in :class:`CEOSpectralClustering`.
 
     Attributes
@@ -52,7 +54,8 @@ fast_path_, degeneracy_, sandwich_gap_, sandwich_bound_, n_cg_iter_, normalizati
 
     See Also
     --------
-    CEOSpectralClustering, sklearn.manifold.SpectralEmbedding
+    CEOSpectralClustering : Spectral clustering with the same collapsed operator.
+    sklearn.manifold.SpectralEmbedding : Spectral embedding of the graph Laplacian.
 
     References
     ----------
@@ -109,7 +112,22 @@ fast_path_, degeneracy_, sandwich_gap_, sandwich_bound_, n_cg_iter_, normalizati
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, cells=None):
-        """Fit the embedding; see :meth:`fit_transform`."""
+        """Fit the embedding; see :meth:`fit_transform`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or (n_samples, n_samples)
+            Training rows, or the precomputed adjacency when ``affinity="precomputed"``.
+        y : None
+            Ignored.
+        cells : sequence of sequences of int, default=None
+            Hyperedges for :func:`hypergraph_complex`.
+
+        Returns
+        -------
+        self : object
+            The fitted transformer.
+        """
         self._fit(X, cells)
         return self
 
@@ -120,6 +138,7 @@ fast_path_, degeneracy_, sandwich_gap_, sandwich_bound_, n_cg_iter_, normalizati
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features) or (n_samples, n_samples)
+            Training rows, or the precomputed adjacency when ``affinity="precomputed"``.
         y : None
             Ignored.
         cells : sequence of sequences of int, default=None
@@ -128,6 +147,7 @@ fast_path_, degeneracy_, sandwich_gap_, sandwich_bound_, n_cg_iter_, normalizati
         Returns
         -------
         embedding : ndarray of shape (n_samples, n_features_out)
+            The fitted embedding ``embedding_``.
         """
         return self._fit(X, cells).embedding_
 
@@ -151,7 +171,7 @@ fast_path_, degeneracy_, sandwich_gap_, sandwich_bound_, n_cg_iter_, normalizati
             self.hks_times_ = hks_times(mu, self.hks_times)
             emb = heat_kernel_signature(mu, Psi, self.hks_times_)
         else:
-            phi = _sign_flip(Psi / np.sqrt(d)[:, None])
+            phi = canonical_signs(Psi / np.sqrt(d)[:, None])
             emb = phi[:, 1:] if self.drop_first else phi
         self._eigvecs = Psi
         self.embedding_ = np.ascontiguousarray(emb, dtype=np.float64)
@@ -161,7 +181,18 @@ fast_path_, degeneracy_, sandwich_gap_, sandwich_bound_, n_cg_iter_, normalizati
         return self
 
     def heat_kernel_signature(self, times=None):
-        """HKS of the fitted eigenpairs at ``times`` (``hks_times`` when None), shape (n_samples, T)."""
+        """Compute the heat-kernel signature of the fitted eigenpairs.
+
+        Parameters
+        ----------
+        times : array-like of shape (T,), default=None
+            Diffusion times; ``hks_times_`` (or ``hks_times``) when None.
+
+        Returns
+        -------
+        hks : ndarray of shape (n_samples, T)
+            The signature of each training vertex at each time.
+        """
         check_is_fitted(self, "eigenvalues_")
         return heat_kernel_signature(self.eigenvalues_, self._eigvecs, self.hks_times if times is None else times)
 
@@ -176,6 +207,7 @@ fast_path_, degeneracy_, sandwich_gap_, sandwich_bound_, n_cg_iter_, normalizati
         Returns
         -------
         embedding : ndarray of shape (n_new, n_features_out)
+            The extended embedding of the new rows.
         """
         check_is_fitted(self, "embedding_")
         if self.affinity == "precomputed":
@@ -198,6 +230,18 @@ fast_path_, degeneracy_, sandwich_gap_, sandwich_bound_, n_cg_iter_, normalizati
 
         ``−mean_i Σ_j w_ij ‖e_j − T(x_i)‖² / mean_j ‖e_j − ē‖²`` over each row's Shepard neighbours j (weights
         w_ij): higher is smoother. A tuning criterion for unsupervised searches (not from the paper).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to score (affinities to the training vertices with ``affinity="precomputed"``).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        score : float
+            Negative relative local variance (higher is smoother).
         """
         check_is_fitted(self, "embedding_")
         if self.affinity == "precomputed":

@@ -23,6 +23,7 @@ from sklearn.exceptions import ConvergenceWarning
 __all__ = ["coupling_bounds", "graded_laplacian", "collapsed_operator", "CollapsedOperator", "chain_operator"]
 
 _DENSE_GRAM = 4000
+_FAST_PATH_GRAM = 1000
 
 
 def _check_boundaries(boundaries):
@@ -153,15 +154,18 @@ def graded_laplacian(boundaries, betas=None, gammas=None, coupling=0.5):
     Parameters
     ----------
     boundaries : list of sparse matrices
+        ``[B_1, ..., B_K]``, ``B_k`` of shape (n_{k-1}, n_k).
     betas : array-like of shape (K,), default=None
         Ones when None.
     gammas : array-like of shape (K,), default=None
         Any γ ≥ 0; when None, ``coupling * coupling_bounds(boundaries, betas)``.
     coupling : float, default=0.5
+        Relative coupling used when ``gammas`` is None.
 
     Returns
     -------
     L : scipy.sparse.csr_matrix of shape (N, N), N = Σ n_k
+        The graded Laplacian.
 
     Examples
     --------
@@ -275,12 +279,19 @@ class CollapsedOperator(LinearOperator):
     Parameters
     ----------
     boundaries : list of sparse matrices
-    betas, gammas : ndarray of shape (K,)
+        ``[B_1, ..., B_K]``, ``B_k`` of shape (n_{k-1}, n_k).
+    betas : ndarray of shape (K,)
+        Positive boundary weights.
+    gammas : ndarray of shape (K,)
+        Couplings between consecutive ranks.
     eps : float
+        Regularisation of the higher-rank block C.
     rtol : float, default=1e-10
+        Relative residual of the inner PCG solves.
     maxiter : int, default=None
         ``10 N`` when None.
     reduced : bool, default=False
+        Solve the invariant n_0-system (chain complexes only).
 
     Attributes
     ----------
@@ -288,6 +299,10 @@ class CollapsedOperator(LinearOperator):
         PCG iterations summed over every column and call so far.
     n_solves_ : int
         Number of batched solves so far.
+
+    See Also
+    --------
+    collapsed_operator : Build S_ε, dense or as this operator.
 
     Examples
     --------
@@ -364,7 +379,13 @@ class CollapsedOperator(LinearOperator):
         return self
 
     def to_dense(self):
-        """The dense S_ε (n_0 × n_0), by applying the operator to the identity."""
+        """Form the dense S_ε (n_0 × n_0) by applying the operator to the identity.
+
+        Returns
+        -------
+        S : ndarray of shape (n_0, n_0)
+            The symmetrised dense operator.
+        """
         S = self._matmat(np.eye(self.shape[0]))
         return (S + S.T) / 2
 
@@ -386,7 +407,8 @@ def _collapse(boundaries, betas=None, gammas=None, coupling=0.5, eps=1e-3, solve
     bounds = np.full(K, np.nan)
     for k in range(K):
         side = min(Bs[k].shape)
-        if k == 0 or not (fast_path and chain) or side <= _DENSE_GRAM:
+        # on the chain fast path S does not depend on γ_{k≥1}: compute b_{k≥1} only when it is cheap
+        if k == 0 or not (fast_path and chain) or side <= _FAST_PATH_GRAM:
             bounds[k] = betas[k] * _sigma_min_positive(Bs[k], is_b1=(k == 0))
     if gammas_given is None:
         gammas_ = coupling * bounds
@@ -436,6 +458,7 @@ def collapsed_operator(boundaries, betas=None, gammas=None, coupling=0.5, eps=1e
         Couplings, ``gammas[i]`` couples ranks i and i+1 through ``boundaries[i]``; each must satisfy the PSD
         bound ``gammas[k] <= coupling_bounds(...)[k]`` (ValueError otherwise). None: ``coupling * bounds``.
     coupling : float in [0, 1], default=0.5
+        Relative coupling used when ``gammas`` is None.
     eps : float > 0, default=1e-3
         Regularisation of the (usually singular) higher-rank block C.
     solver : {"dense", "cg", "auto"}, default="dense"
@@ -452,6 +475,7 @@ def collapsed_operator(boundaries, betas=None, gammas=None, coupling=0.5, eps=1e
     Returns
     -------
     S : ndarray of shape (n_0, n_0) or CollapsedOperator
+        The collapsed operator, dense or matrix-free depending on ``solver``.
 
     Examples
     --------

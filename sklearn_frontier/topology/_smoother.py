@@ -24,7 +24,8 @@ class CEOSmoother(_CEOMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimat
     ----------
     tau : float >= 0, default=1.0
         Filter strength (0 = identity).
-    affinity, n_neighbors, max_rank, incidence, coupling, gammas, betas, eps, solver, fast_path, rtol, max_cells :
+    affinity, n_neighbors, max_rank, incidence, coupling, gammas, betas, eps, solver, fast_path, rtol, max_cells : \
+see CEOSpectralClustering
         As in :class:`CEOSpectralClustering`.
 
     Attributes
@@ -40,7 +41,8 @@ fast_path_, degeneracy_, sandwich_gap_, sandwich_bound_, n_cg_iter_ :
 
     See Also
     --------
-    CEOSpectralClustering, CollapsedLaplacian
+    CEOSpectralClustering : Spectral clustering with the same collapsed operator.
+    CollapsedLaplacian : Spectral embedding with the same collapsed operator.
 
     Examples
     --------
@@ -87,6 +89,7 @@ fast_path_, degeneracy_, sandwich_gap_, sandwich_bound_, n_cg_iter_ :
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features) or (n_samples, n_samples)
+            Vertex coordinates, or the precomputed adjacency when ``affinity="precomputed"``.
         y : None
             Ignored.
         cells : sequence of sequences of int, default=None
@@ -95,6 +98,7 @@ fast_path_, degeneracy_, sandwich_gap_, sandwich_bound_, n_cg_iter_ :
         Returns
         -------
         self : object
+            The fitted smoother.
         """
         self._fit_operator(X, cells)
         if isinstance(self.operator_, np.ndarray):
@@ -105,7 +109,18 @@ fast_path_, degeneracy_, sandwich_gap_, sandwich_bound_, n_cg_iter_ :
         return self
 
     def smooth(self, Y):
-        """(I + τS_ε)⁻¹Y for Y of shape (n_vertices_,) or (n_vertices_, m), any m."""
+        """Apply the filter (I + τS_ε)⁻¹ to Y, for any number of signal columns.
+
+        Parameters
+        ----------
+        Y : array-like of shape (n_vertices_,) or (n_vertices_, m)
+            Signals on the fitted vertices, one per column.
+
+        Returns
+        -------
+        Y_smooth : ndarray of the shape of Y
+            The smoothed signals.
+        """
         check_is_fitted(self, "operator_")
         Y = np.asarray(Y, dtype=np.float64)
         if Y.ndim not in (1, 2) or Y.shape[0] != self.n_vertices_:
@@ -133,10 +148,12 @@ fast_path_, degeneracy_, sandwich_gap_, sandwich_bound_, n_cg_iter_ :
         Parameters
         ----------
         X : array-like of shape (n_vertices_, n_features_in_)
+            Signals whose rows are the fitted vertices.
 
         Returns
         -------
         X_smooth : ndarray of shape (n_vertices_, n_features_in_)
+            The smoothed columns of X.
         """
         check_is_fitted(self, "operator_")
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False,
@@ -153,6 +170,18 @@ fast_path_, degeneracy_, sandwich_gap_, sandwich_bound_, n_cg_iter_ :
 
         GCV(τ) = mean((X − HX)²) / (1 − tr(H)/n)², H = (I + τS_ε)⁻¹ with S_ε built on X by this estimator's
         parameters — the classic criterion for choosing a smoothing strength without held-out signal values.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Signals whose rows are the vertices of the graph to build.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        score : float
+            Negative GCV criterion (higher is better).
         """
         from sklearn.base import clone
 

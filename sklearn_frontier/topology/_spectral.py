@@ -10,6 +10,8 @@ from scipy.sparse.linalg import LinearOperator, eigsh, lobpcg, splu
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
+from ..utils._compat import cluster_qr, discretize
+from ..utils._manifolds import canonical_signs
 from ._complexes import adjacency_pattern, clique_complex, hypergraph_complex
 from ._operators import _collapse, chain_operator
 
@@ -151,14 +153,6 @@ def _chain_cg(B1, b1, g0, eps, rtol):
 
 
 # ----------------------------------------------------------------------------------------------- embedding
-def _sign_flip(u):
-    """Deterministic signs: the largest-magnitude entry of every column is positive (as sklearn's)."""
-    idx = np.argmax(np.abs(u), axis=0)
-    signs = np.sign(u[idx, np.arange(u.shape[1])])
-    signs[signs == 0] = 1.0
-    return u * signs
-
-
 def normalised_eigenpairs(est, n_eig, random_state):
     """The ``n_eig`` smallest eigenpairs of M = D^{-1/2} S_ε D^{-1/2}; returns (mu, Psi, d) with Φ = D^{-1/2}Ψ."""
     S = est.operator_
@@ -177,11 +171,20 @@ def normalised_eigenpairs(est, n_eig, random_state):
         d = est.betas_[0] * np.asarray(B1.multiply(B1).sum(axis=1)).ravel()
     else:
         d = np.ones(n)
-    d[d <= 0] = 1.0
+    # Isolated vertices (zero degree, or rounding-level diag(S_ε)) get M_ii = 1, as sklearn's spectral_embedding
+    # sets the normalised Laplacian's diagonal to 1: they no longer pollute the bottom of the spectrum.
+    isolated = (d <= 1e-12 * max(float(d.max()) if d.size else 0.0, 1e-300)) if norm is not False else \
+        np.zeros(n, dtype=bool)
+    d[isolated | (d <= 0)] = 1.0
     est.normalization_ = norm if norm is not False else "none"
     isq = 1.0 / np.sqrt(d)
+    est._isolated = isolated
     if dense:
         M = S * isq[:, None] * isq[None, :]
+        if isolated.any():
+            M[isolated, :] = 0.0
+            M[:, isolated] = 0.0
+            M[isolated, isolated] = 1.0
         mu, Psi = la.eigh((M + M.T) / 2, subset_by_index=[0, n_eig - 1])
         est.n_eigen_iter_ = 0
     else:
@@ -192,10 +195,12 @@ def normalised_eigenpairs(est, n_eig, random_state):
 def _lobpcg_eigenpairs(est, S, d, isq, m, random_state):
     n = S.shape[0]
     L0n = est.betas_[0] * (est.boundaries_[0] @ est.boundaries_[0].T)
-    An = sp.diags(isq) @ L0n @ sp.diags(isq)
+    An = sp.diags(isq) @ L0n @ sp.diags(isq) + sp.diags(est._isolated.astype(np.float64))
     delta = 1e-5 * float(max(An.diagonal().max(), 1.0))
-    Mop = LinearOperator((n, n), matvec=lambda v: isq * (S @ (isq * v.ravel())) + delta * v.ravel(),
-                         matmat=lambda V: isq[:, None] * (S @ (isq[:, None] * V)) + delta * V, dtype=np.float64)
+    iso = est._isolated.astype(np.float64)
+    Mop = LinearOperator((n, n), matvec=lambda v: isq * (S @ (isq * v.ravel())) + (delta + iso) * v.ravel(),
+                         matmat=lambda V: isq[:, None] * (S @ (isq[:, None] * V)) + (delta + iso)[:, None] * V,
+                         dtype=np.float64)
     if n <= 5000:
         lu = splu((An + delta * sp.eye(n)).tocsc())
         T = LinearOperator((n, n), matvec=lu.solve, matmat=lu.solve, dtype=np.float64)
@@ -231,6 +236,7 @@ def heat_kernel_signature(eigenvalues, eigenvectors, times=16):
     Returns
     -------
     hks : ndarray of shape (n, T)
+        The rescaled signature of each vertex at each time.
 
     Examples
     --------
@@ -271,55 +277,6 @@ def hks_times(mu, times):
 
 
 # ------------------------------------------------------------------------------------------ label assignment
-def discretize(vectors, *, random_state=None, max_svd_restarts=30, n_iter_max=20):
-    """Yu–Shi multiclass discretisation (ported from scikit-learn's private ``discretize``, BSD-3)."""
-    random_state = check_random_state(random_state)
-    vectors = np.array(vectors, dtype=np.float64, copy=True)
-    eps = np.finfo(float).eps
-    n_samples, n_components = vectors.shape
-    norm_ones = np.sqrt(n_samples)
-    for i in range(n_components):
-        vectors[:, i] = (vectors[:, i] / np.linalg.norm(vectors[:, i])) * norm_ones
-        if vectors[0, i] != 0:
-            vectors[:, i] = -1 * vectors[:, i] * np.sign(vectors[0, i])
-    vectors = vectors / np.sqrt((vectors ** 2).sum(axis=1))[:, np.newaxis]
-    svd_restarts, has_converged = 0, False
-    labels = np.zeros(n_samples, dtype=np.int64)
-    while svd_restarts < max_svd_restarts and not has_converged:
-        rotation = np.zeros((n_components, n_components))
-        rotation[:, 0] = vectors[random_state.randint(n_samples), :].T
-        c = np.zeros(n_samples)
-        for j in range(1, n_components):
-            c += np.abs(vectors @ rotation[:, j - 1])
-            rotation[:, j] = vectors[c.argmin(), :].T
-        last, n_iter = 0.0, 0
-        while not has_converged:
-            n_iter += 1
-            labels = (vectors @ rotation).argmax(axis=1)
-            discrete = sp.csc_matrix((np.ones(n_samples), (np.arange(n_samples), labels)),
-                                     shape=(n_samples, n_components))
-            try:
-                U, s, Vh = np.linalg.svd(discrete.T @ vectors)
-            except np.linalg.LinAlgError:
-                svd_restarts += 1
-                break
-            ncut = 2.0 * (n_samples - s.sum())
-            if abs(ncut - last) < eps or n_iter > n_iter_max:
-                has_converged = True
-            else:
-                last = ncut
-                rotation = Vh.T @ U.T
-    return labels
-
-
-def cluster_qr(vectors):
-    """Damle–Minden–Ying column-pivoted QR assignment (as scikit-learn's ``cluster_qr``)."""
-    k = vectors.shape[1]
-    _, _, piv = la.qr(vectors.T, pivoting=True)
-    ut, _, v = la.svd(vectors[piv[:k], :].T)
-    return np.abs(vectors @ (ut @ v.conj())).argmax(axis=1)
-
-
 def assign_labels(features, n_clusters, method, n_init, random_state):
     """Labels 0..k−1 (consecutive) from the spectral features."""
     from sklearn.cluster import KMeans
