@@ -213,6 +213,44 @@ class _IVInferenceMixin:
     def _has_x_space(self):
         return getattr(self, "identified_subspace_", None) is not None
 
+    def predict(self, X):
+        """Predict the structural outcome ``X @ coef_ + intercept_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Treatments.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Structural predictions.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return X @ self.coef_ + self.intercept_
+
+    def score(self, X, y, *, Z=None, sample_weight=None):
+        """Score with the negative projected MSE when Z is given, else R² (``IVScoreWarning`` after a fit with Z).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Treatments.
+        y : array-like of shape (n_samples,)
+            Outcome.
+        Z : array-like of shape (n_samples, n_instruments), default=None
+            Instruments of these samples; None falls back to R².
+        sample_weight : array-like of shape (n_samples,), default=None
+            Frequency weights.
+
+        Returns
+        -------
+        score : float
+            Greater is better.
+        """
+        return _iv_score(self, X, y, Z, sample_weight)
+
     def _check_delta(self, delta, space):
         if space not in ("X", "D"):
             raise ValueError(f"space must be 'X' or 'D', got space={space!r}.")
@@ -869,27 +907,6 @@ class InstrumentGuidedIVRegressor(_IVInferenceMixin, RegressorMixin, BaseEstimat
             return X @ self.coef_ + self.intercept_
         return self._features(self.representation_, X) @ self.representation_coef_ + self.intercept_
 
-    def score(self, X, y, *, Z=None, sample_weight=None):
-        """Negative projected MSE when Z is given, else R² (with ``IVScoreWarning`` after a fit with Z).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Treatments.
-        y : array-like of shape (n_samples,)
-            Outcome.
-        Z : array-like of shape (n_samples, n_instruments), default=None
-            Instruments of these samples; None falls back to R².
-        sample_weight : array-like of shape (n_samples,), default=None
-            Frequency weights.
-
-        Returns
-        -------
-        score : float
-            Greater is better.
-        """
-        return _iv_score(self, X, y, Z, sample_weight)
-
     def decode_intervention(self, X, delta):
         """Decode the treatments after shifting the representation of each row of X by ``delta``.
 
@@ -1021,43 +1038,6 @@ class TwoStageLeastSquares(_IVInferenceMixin, RegressorMixin, BaseEstimator):
         _warn_if_weak(stats, sv, self.weak_iv_threshold, Z is not None)
         return self
 
-    def predict(self, X):
-        """Predict the structural outcome ``X @ coef_ + intercept_``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Treatments.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            Structural predictions.
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        return X @ self.coef_ + self.intercept_
-
-    def score(self, X, y, *, Z=None, sample_weight=None):
-        """Score with the negative projected MSE when Z is given, else R² (``IVScoreWarning`` after a fit with Z).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Treatments.
-        y : array-like of shape (n_samples,)
-            Outcome.
-        Z : array-like of shape (n_samples, n_instruments), default=None
-            Instruments of these samples; None falls back to R².
-        sample_weight : array-like of shape (n_samples,), default=None
-            Frequency weights.
-
-        Returns
-        -------
-        score : float
-            Greater is better.
-        """
-        return _iv_score(self, X, y, Z, sample_weight)
 
 
 class PCATwoStageLeastSquares(_IVInferenceMixin, RegressorMixin, BaseEstimator):
@@ -1163,43 +1143,6 @@ class PCATwoStageLeastSquares(_IVInferenceMixin, RegressorMixin, BaseEstimator):
         _warn_if_weak(stats, sv, self.weak_iv_threshold, Z is not None)
         return self
 
-    def predict(self, X):
-        """Predict the structural outcome ``X @ coef_ + intercept_``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Treatments.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            Structural predictions.
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        return X @ self.coef_ + self.intercept_
-
-    def score(self, X, y, *, Z=None, sample_weight=None):
-        """Score with the negative projected MSE when Z is given, else R² (``IVScoreWarning`` after a fit with Z).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Treatments.
-        y : array-like of shape (n_samples,)
-            Outcome.
-        Z : array-like of shape (n_samples, n_instruments), default=None
-            Instruments of these samples; None falls back to R².
-        sample_weight : array-like of shape (n_samples,), default=None
-            Frequency weights.
-
-        Returns
-        -------
-        score : float
-            Greater is better.
-        """
-        return _iv_score(self, X, y, Z, sample_weight)
 
 
 def make_pca_2sls(n_components, **tsls_params):
