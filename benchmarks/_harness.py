@@ -17,7 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-RESULTS = Path(__file__).parent / "results"
+# ``python -m benchmarks all`` points this at ``results/quick/`` so that its quick runs never overwrite the
+# full-mode tables committed in ``results/``.
+RESULTS = Path(os.environ.get("SKLEARN_FRONTIER_BENCH_RESULTS") or Path(__file__).parent / "results")
 
 
 @dataclass
@@ -99,12 +101,51 @@ def markdown_table(rows, columns):
     return "\n".join(lines)
 
 
-def write_results(name, rows, *, command=None, notes="", columns=None):
-    """Write ``results/NAME.json`` and ``results/NAME.md``; returns the Markdown text."""
-    RESULTS.mkdir(exist_ok=True)
+def _as_number(value):
+    """A table cell as a float: numbers as they are, ``"0.107 ± 0.006"`` as its mean, else None."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    try:
+        return float(str(value).split()[0])
+    except (ValueError, IndexError):
+        return None
+
+
+def headline_pair(rows, *, key, ours, baseline, metric, lower_is_better=True, **where):
+    """The headline of a benchmark: ``ours`` beside ``baseline`` on ``metric``, with the ratio ours / baseline.
+
+    ``key`` is the column naming the method (``"method"``, ``"estimator"``...), ``where`` selects the case
+    (``case="horseshoe"``). Returns None when either row is missing (a partial run), so that the report
+    falls back to the first row rather than showing a half-filled comparison.
+    """
+    def value(label):
+        for row in rows:
+            if row.get(key) == label and all(row.get(k) == v for k, v in where.items()):
+                number = _as_number(row.get(metric))
+                if number is not None:
+                    return number
+        return None
+
+    a, b = value(ours), value(baseline)
+    if a is None or b is None:
+        return None
+    better = "lower" if lower_is_better else "higher"
+    return {**where, "metric": f"{metric} ({better} is better)", "ours": ours, "ours_value": a,
+            "baseline": baseline, "baseline_value": b, "ratio_ours_over_baseline": a / b if b else float("nan")}
+
+
+def write_results(name, rows, *, command=None, notes="", columns=None, headline=None):
+    """Write ``results/NAME.json`` and ``results/NAME.md``; returns the Markdown text.
+
+    ``headline`` is what the report and the README show for this benchmark: the index of a row in ``rows``
+    or a dict (ours beside its baseline, with their ratio); by default the first row.
+    """
+    RESULTS.mkdir(parents=True, exist_ok=True)
     command = command or "python -m benchmarks " + " ".join([name, *sys.argv[2:]])
     payload = {"name": name, "command": command, "machine": machine_info(),
                "date": time.strftime("%Y-%m-%d %H:%M:%S"), "rows": rows, "notes": notes}
+    if headline is not None:
+        payload["headline"] = headline if isinstance(headline, dict) else int(headline)
     (RESULTS / f"{name}.json").write_text(json.dumps(payload, indent=2, default=float))
     columns = columns or list(rows[0])
     text = f"# {name}\n\nReproduce: `{command}`\n\n{markdown_table(rows, columns)}\n"

@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from benchmarks._harness import write_results
+from benchmarks._harness import headline_pair, write_results
 
 CLASSIFICATION = ("two_regime", "digits", "breast_cancer", "wine", "iris")
 MODES = ("single", "uniform", "concat", "learned")
@@ -258,6 +258,8 @@ def main(argv=None):
                "fit_s", "n", "p", "n_runs", "scan_cpu_s", "knn_cpu_s", "graph_cpu_s", "energy_envelope_cpu_s",
                "n_candidates", "quality_ratio_min", "quality_ratio_median", "scan_time_ratio", "note"]
     command = "python -m benchmarks mixconfig" + (" --quick" if args.quick else "")
-    text = write_results("mixconfig", rows, command=command, notes=notes, columns=columns)
+    headline = headline_pair(rows, key="method", ours="learned", baseline="raw", metric="mean", lower_is_better=False,
+                             section="downstream", dataset="digits", label_frac=0.05, downstream="linear")
+    text = write_results("mixconfig", rows, command=command, notes=notes, columns=columns, headline=headline)
     print(text)
     return 0

@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from benchmarks._harness import write_results
+from benchmarks._harness import headline_pair, write_results
 
 
 def _data(name, seed, n_train):
@@ -318,7 +318,9 @@ def main(argv=None):
                          command="python -m benchmarks prbast " + " ".join(argv or sys.argv[2:]),
                          notes="\n".join(notes),
                          columns=["case", "estimator", "n_seeds", "rmse", "mspe", "cover_y", "width_y", "cover_f",
-                                  "width_f", "fit_s", "fit_cpu_s", "n", "sweep_s"])
+                                  "width_f", "fit_s", "fit_cpu_s", "n", "sweep_s"],
+                         headline=headline_pair(summary, key="estimator", ours="PRBAST", baseline="BAST",
+                                                metric="rmse", case=cases[0]))
     import json
     from benchmarks._harness import RESULTS
 

@@ -17,7 +17,7 @@ import warnings
 
 import numpy as np
 
-from benchmarks._harness import write_results
+from benchmarks._harness import headline_pair, write_results
 
 for _k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
     os.environ.setdefault(_k, "1")
@@ -292,6 +292,8 @@ def main(argv=None):
              "50/50); kNN (distance weights, k in {5,10,20,40} by 5-fold CV) on the standardised projection. "
              "diamonds is not run (time). "
              + ("" if _have_statsmodels() else "statsmodels is not installed: SIR/SAVE skipped. "))
+    headline = headline_pair(rows, key="method", ours="SMAVE", baseline="RMAVE-knn", metric="mean",
+                             section="synthetic", case="B, p=30, n=4000")
     write_results("smave", rows, command="python -m benchmarks smave" + (" --quick" if args.quick else ""),
-                  notes=notes, columns=COLUMNS)
+                  notes=notes, columns=COLUMNS, headline=headline)
     return 0

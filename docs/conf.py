@@ -150,6 +150,8 @@ def _benchmark_results():
     """Every ``benchmarks/results/*.json`` with its Markdown twin and figures, by result name."""
     results = {}
     for path in sorted(RESULTS.glob("*.json")) if RESULTS.exists() else []:
+        if path.name.endswith(".partial.json"):  # per-seed checkpoints of an unfinished run
+            continue
         try:
             payload = json.loads(path.read_text())
         except (OSError, ValueError):

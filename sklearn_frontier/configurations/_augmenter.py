@@ -257,7 +257,7 @@ assign_neighbors, stability_features : see ConfigurationExtractor
             n_neighbors=self.n_neighbors, resolution_range=self.resolution_range, n_resolutions=self.n_resolutions,
             n_restarts=self.n_restarts, max_configurations=self.max_configurations, min_log_width=self.min_log_width,
             assign_neighbors=self.assign_neighbors, stability_features=self.stability_features,
-            standardize=self.standardize, n_jobs=self.n_jobs, random_state=seed)
+            standardize=self.standardize, n_jobs=self.n_jobs, verbose=self.verbose, random_state=seed)
 
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=False)

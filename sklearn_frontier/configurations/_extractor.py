@@ -104,6 +104,8 @@ class ConfigurationExtractor(TransformerMixin, BaseEstimator):
         Standardise the features before building the graph.
     n_jobs : int, default=None
         Parallel Louvain runs of the scan (threads, through ``sklearn.utils.parallel``).
+    verbose : int, default=0
+        A progress bar over the resolution scan when > 0.
     random_state : int, RandomState instance or None, default=None
         Seed of the Louvain runs.
 
@@ -171,6 +173,7 @@ class ConfigurationExtractor(TransformerMixin, BaseEstimator):
         "stability_features": [StrOptions({"graph", "geometric", "both"})],
         "standardize": ["boolean"],
         "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
         "random_state": ["random_state"],
     }
 
@@ -178,7 +181,7 @@ class ConfigurationExtractor(TransformerMixin, BaseEstimator):
                  objective="modularity", resolution_range=(0.01, 30.0), n_resolutions=48, scan="grid",
                  n_restarts=2, engine="native", max_configurations=8, min_log_width=0.1, max_cluster_frac=0.5,
                  assign="knn", assign_neighbors=10, assign_weights="uniform", stability_features="graph",
-                 standardize=True, n_jobs=None, random_state=None):
+                 standardize=True, n_jobs=None, verbose=0, random_state=None):
         self.n_neighbors = n_neighbors
         self.metric = metric
         self.weighting = weighting
@@ -198,6 +201,7 @@ class ConfigurationExtractor(TransformerMixin, BaseEstimator):
         self.stability_features = stability_features
         self.standardize = standardize
         self.n_jobs = n_jobs
+        self.verbose = verbose
         self.random_state = random_state
 
     # ------------------------------------------------------------------ fit
@@ -254,7 +258,7 @@ class ConfigurationExtractor(TransformerMixin, BaseEstimator):
                     n_resolutions=self.n_resolutions, n_restarts=self.n_restarts,
                     max_configurations=self.max_configurations, min_log_width=self.min_log_width,
                     max_cluster_frac=self.max_cluster_frac, random_state=self.random_state, n_jobs=self.n_jobs,
-                    return_details=True, engine=self.engine)
+                    return_details=True, engine=self.engine, verbose=self.verbose)
             for w in caught:
                 warnings.warn(w.message, w.category, stacklevel=3)
         self.configurations_ = [np.asarray(c, dtype=np.int64) for c in configs]

@@ -6,6 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from sklearn_frontier.exceptions import ConfigurationFallbackWarning
+from sklearn_frontier.utils._progress import progress_bar
 from sklearn_frontier.utils._random import spawn_seeds
 
 MAX_LEVELS = 32
@@ -95,12 +96,12 @@ def canonical(labels):
 
 
 def resolution_scan(W, *, objective="modularity", resolution_range=(0.01, 30.0), n_resolutions=48,
-                    n_restarts=2, random_state=None, n_jobs=None, engine="native"):
+                    n_restarts=2, random_state=None, n_jobs=None, engine="native", verbose=0):
     """Louvain partitions at ``n_resolutions`` log-spaced resolutions, ``n_restarts`` seeds each.
 
     The runs go through :class:`sklearn.utils.parallel.Parallel` (threads: the numba kernel
     releases the GIL). Seeds are drawn from ``random_state`` before the parallel loop, so the
-    result does not depend on ``n_jobs``.
+    result does not depend on ``n_jobs``. ``verbose > 0`` shows a progress bar over the runs.
 
     Returns
     -------
@@ -121,10 +122,11 @@ def resolution_scan(W, *, objective="modularity", resolution_range=(0.01, 30.0),
     else:
         _, louvain = get_implementation("louvain")  # resolved here: worker threads do not see config_context
     tasks = [(float(g), int(seeds[r * n_restarts + t])) for r, g in enumerate(gammas) for t in range(n_restarts)]
-    runs = Parallel(n_jobs=n_jobs, prefer="threads")(
+    runs = Parallel(n_jobs=n_jobs, prefer="threads", return_as="generator")(
         delayed(louvain)(indptr, indices, data, strength, g, s, MAX_LEVELS, N_ITERATIONS) for g, s in tasks
     )
-    return gammas, [canonical(r) for r in runs]
+    bar = progress_bar(runs, total=len(tasks), desc="resolution scan", verbose=verbose, unit="run")
+    return gammas, [canonical(r) for r in bar]
 
 
 def deduplicate(runs):
@@ -189,7 +191,7 @@ def select_configurations(candidates, a, b, resolution_range, *, max_configurati
 
 def configurations_from_graph(W, *, objective="modularity", resolution_range=(0.01, 30.0), n_resolutions=48,
                               n_restarts=2, max_configurations=8, min_log_width=0.1, max_cluster_frac=0.5,
-                              random_state=None, n_jobs=None, return_details=False, engine="native"):
+                              random_state=None, n_jobs=None, return_details=False, engine="native", verbose=0):
     """Compute the configurations (envelope partitions stable over a resolution band) of an affinity ``W``.
 
     The extractor's core (spec §2.4–2.5): Louvain resolution scan, deduplication, energies
@@ -225,6 +227,8 @@ def configurations_from_graph(W, *, objective="modularity", resolution_range=(0.
         Also return a dict with the scan (grid, candidates, energies, envelope).
     engine : {"native", "leidenalg"}, default="native"
         The project's Louvain kernel, or leidenalg (optional, GPL).
+    verbose : int, default=0
+        A progress bar over the resolution scan when > 0.
 
     Returns
     -------
@@ -253,7 +257,7 @@ def configurations_from_graph(W, *, objective="modularity", resolution_range=(0.
     n = W.shape[0]
     gammas, runs = resolution_scan(W, objective=objective, resolution_range=resolution_range,
                                    n_resolutions=n_resolutions, n_restarts=n_restarts, random_state=random_state,
-                                   n_jobs=n_jobs, engine=engine)
+                                   n_jobs=n_jobs, engine=engine, verbose=verbose)
     candidates, mapping = deduplicate(runs)
     a, b = energies(W, candidates, objective)
     chosen, intervals, envelope = select_configurations(
