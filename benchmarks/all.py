@@ -226,10 +226,11 @@ def write_report(runs, started, source):
     headline = [{"method": _method_of(r["name"]), "benchmark": r["name"],
                  "date": r["payload"].get("date", "?"),
                  "fresh": "yes" if r["mtime"] >= started else "no (earlier run)",
-                 "headline row": _compact(_headline_row(r["payload"])),
+                 **_headline_cells(r["payload"]),
                  "full run": _full_run_link(r) or "-"} for r in results]
     lines += ["## Headline per method", "",
-              markdown_table(headline, ["method", "benchmark", "date", "fresh", "headline row", "full run"])
+              markdown_table(headline, ["method", "benchmark", "date", "fresh", "case", "metric", "ours", "baseline",
+                                        "ours / baseline", "full run"])
               if headline else "No results yet.", ""]
     for result in results:
         figure = make_figure(result)
@@ -242,7 +243,7 @@ def write_report(runs, started, source):
         if figure:
             lines += [f"![{result['name']}]({_relative(figure)})", ""]
     REPORT.write_text("\n".join(lines) + "\n")
-    print(f"wrote {REPORT.relative_to(ROOT)} ({len(results)} benchmark results)")
+    print(f"wrote {REPORT} ({len(results)} benchmark results)")
     update_readme(results)
     return REPORT
 
