@@ -1,4 +1,5 @@
-"""CEO benchmarks (spec §6): hypergraph SBM over seeds, point clouds, smoothing, timing/scaling, kernel T4.
+"""CEO benchmarks (spec §6): hypergraph SBM over seeds, a rank-2 ablation sweep, point clouds, smoothing,
+timing/scaling (each scaling fit in its own subprocess: wall, CPU, peak RSS, tracemalloc peak), kernel T4.
 
 ``python -m benchmarks ceo [--quick]``. Every table carries the ``max_rank=1`` ablation and ``coupling=0``
 beside the full operator; the notes state where any gain comes from.
@@ -61,12 +62,44 @@ def g1_methods(couplings, epss, normalizes):
             3, laplacian=lap, affinity="precomputed", random_state=s), True)
     methods["sklearn SpectralClustering (graph)"] = (lambda s: SpectralClustering(
         3, affinity="precomputed", random_state=s), False)
+    try:  # benchmark-only anchor (bench extra); its rows are skipped if XGI is absent
+        import xgi  # noqa: F401
+
+        methods["XGI spectral_clustering (Zhou, edges + cells)"] = (lambda s: _XGIAnchor(3, s), True)
+    except ImportError:
+        pass
     return methods
+
+
+class _XGIAnchor:
+    """XGI's ``spectral_clustering`` (Zhou et al. normalised hypergraph Laplacian + its own k-means) on the
+    hypergraph of the pairwise edges and the cells."""
+
+    def __init__(self, k, seed):
+        self.k, self.seed = k, seed
+
+    def fit(self, A, cells=None):
+        import xgi
+
+        n = A.shape[0]
+        U = sp.triu(sp.csr_matrix(A), k=1).tocoo()
+        H = xgi.Hypergraph()
+        H.add_nodes_from(range(n))
+        H.add_edges_from([[int(i), int(j)] for i, j in zip(U.row, U.col)] + [list(map(int, c)) for c in cells or []])
+        try:
+            with np.errstate(all="ignore"):
+                clusters = xgi.spectral_clustering(H, k=self.k, seed=self.seed)
+            self.labels_ = np.array([clusters.get(v, -1) for v in range(n)])
+            self.failed_ = False
+        except Exception:  # isolated nodes make XGI's normalised Laplacian singular: scored as one cluster
+            self.labels_ = np.zeros(n, dtype=int)
+            self.failed_ = True
+        return self
 
 
 def run_g1(seeds, couplings, epss, normalizes):
     methods = g1_methods(couplings, epss, normalizes)
-    scores = {m: {"ari": [], "nmi": [], "time": [], "deg": []} for m in methods}
+    scores = {m: {"ari": [], "nmi": [], "time": [], "deg": [], "failed": 0} for m in methods}
     for seed in seeds:
         A, cells, y = make_hypergraph_sbm(random_state=seed)
         for name, (make, takes_cells) in methods.items():
@@ -78,12 +111,15 @@ def run_g1(seeds, couplings, epss, normalizes):
             scores[name]["nmi"].append(normalized_mutual_info_score(y, est.labels_))
             scores[name]["time"].append(t)
             scores[name]["deg"].append(getattr(est, "degeneracy_", np.nan))
+            scores[name]["failed"] += int(getattr(est, "failed_", False))
     rows = []
     for name, s in scores.items():
         (ma, sa), (mn, sn) = _mean_sd(s["ari"]), _mean_sd(s["nmi"])
         rows.append({"case": "G1 hypergraph SBM n=120", "method": name, "ARI": ma, "ARI_sd": sa, "NMI": mn,
                      "NMI_sd": sn, "fit_s": float(np.median(s["time"])), "degeneracy": float(np.nanmean(s["deg"]))
                      if not np.all(np.isnan(s["deg"])) else np.nan, "seeds": len(seeds)})
+        if s["failed"]:
+            rows[-1]["failed_seeds (scored as one cluster)"] = s["failed"]
     default = "CEO(c=0.5,eps=0.001,norm=True)"
     d = np.array(scores[default]["ari"]) - np.array(scores["CEO max_rank=1"]["ari"])
     summary = {
@@ -97,6 +133,45 @@ def run_g1(seeds, couplings, epss, normalizes):
         "paired_diff_se": float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else 0.0,
     }
     return rows, summary
+
+
+# ----------------------------------------------------------------------------------- rank-2 ablation sweep
+def run_rank2_sweep(seeds, epss=(1e-3, 1e-1, 1.0), beta2s=(1.0, 10.0)):
+    """Where could rank-2 cells matter? Mixed incidences (B_1 signed, B_2 0/1), large ε and a heavy β_2, on the
+    G1 SBM and on a pure hypergraph (no pairwise edges: rank 1 is only in-cell pairs). Full vs max_rank=1,
+    paired over seeds."""
+    datasets = {"G1 SBM": {}, "pure hypergraph (no pairwise edges, 120 cells)": dict(p_in=0.0, p_out=0.0,
+                                                                                     n_hyperedges=120)}
+    rows, notes = [], []
+    for dname, kw in datasets.items():
+        data = [make_hypergraph_sbm(random_state=s, **kw) for s in seeds]
+        for eps in epss:
+            base = []
+            for seed, (A, cells, y) in zip(seeds, data):
+                est = CEOSpectralClustering(3, affinity="precomputed", max_rank=1, eps=eps, random_state=seed)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    base.append(adjusted_rand_score(y, est.fit(A, cells=cells).labels_))
+            rows.append({"case": f"rank-2 ablation: {dname}", "method": f"CEO eps={eps:g} max_rank=1",
+                         "ARI": _mean_sd(base)[0], "ARI_sd": _mean_sd(base)[1], "degeneracy": 0.0,
+                         "seeds": len(seeds)})
+            for b2 in beta2s:
+                ari, deg = [], []
+                for seed, (A, cells, y) in zip(seeds, data):
+                    est = CEOSpectralClustering(3, affinity="precomputed", eps=eps, betas=[1.0, b2],
+                                                random_state=seed)
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        ari.append(adjusted_rand_score(y, est.fit(A, cells=cells).labels_))
+                    deg.append(est.degeneracy_)
+                d = np.array(ari) - np.array(base)
+                se = float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else 0.0
+                rows.append({"case": f"rank-2 ablation: {dname}", "method": f"CEO eps={eps:g} beta_2={b2:g} (full)",
+                             "ARI": _mean_sd(ari)[0], "ARI_sd": _mean_sd(ari)[1], "degeneracy": float(np.mean(deg)),
+                             "paired_diff_vs_rank1": float(d.mean()), "paired_diff_se": se, "seeds": len(seeds)})
+                if abs(d.mean()) > 2 * se and d.any():
+                    notes.append(f"{dname}, eps={eps:g}, beta_2={b2:g}: full − max_rank=1 = {d.mean():+.4f} ± {se:.4f}")
+    return rows, notes
 
 
 # --------------------------------------------------------------------------------------------- G2–G4
@@ -127,6 +202,12 @@ def run_point_clouds(full):
             "CEO mixed": dict(incidence="mixed"),
         }
         for label, kw in variants.items():
+            if label == "CEO mixed" and len(y) > 1000:
+                # measured: > 200 s — its triangles overlap in one piece of > 2000 pairs and > 4000 triangles, so
+                # neither the cellwise nor the Woodbury route applies and the sparse LU of C + εI fills badly
+                rows.append({"case": f"{name} (n={len(y)})", "method": label,
+                             "note": "skipped (> 200 s: sparse-LU route of a giant overlapping-triangle piece)"})
+                continue
             est = CEOSpectralClustering(k, n_neighbors=10, random_state=0, **kw)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -180,19 +261,21 @@ def _rgg(n, r, shortcuts, seed):
 
 def run_smoothing(shortcut_counts, taus):
     methods = {"L_0 (coupling=0)": dict(coupling=0.0), "S_eps signed": dict(),
-               "S_eps signed max_rank=1": dict(max_rank=1), "S_eps mixed": dict(incidence="mixed")}
+               "S_eps signed max_rank=1": dict(max_rank=1), "S_eps mixed": dict(incidence="mixed"),
+               "S_eps signed coupling=1": dict(coupling=1.0), "S_eps mixed coupling=1": dict(incidence="mixed",
+                                                                                           coupling=1.0)}
     rows = []
     for m in shortcut_counts:
         best = {}
         A, f, yn = _rgg(500, 0.08, m, seed=100)  # tuning seed
         for name, kw in methods.items():
-            errs = {}
-            for tau in taus:
-                sm = CEOSmoother(tau=tau, affinity="precomputed", **kw)
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    sm.fit(A)
-                errs[tau] = float(np.mean((sm.smooth(yn) - f) ** 2))
+            sm = CEOSmoother(tau=1.0, affinity="precomputed", **kw)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                sm.fit(A)
+            lam, V = np.linalg.eigh(sm.operator_)  # one operator, every tau: (I + τS)⁻¹y = V (1 + τλ)⁻¹ Vᵀy
+            c = V.T @ yn
+            errs = {tau: float(np.mean((V @ (c / (1 + tau * np.maximum(lam, 0.0))) - f) ** 2)) for tau in taus}
             best[name] = min(errs, key=errs.get)
         for seed in range(3):
             A, f, yn = _rgg(500, 0.08, m, seed=seed)
@@ -232,34 +315,102 @@ def run_timing(n_fast, n_sbm_list, cg_check_n):
     skl = SpectralClustering(10, affinity="nearest_neighbors", n_neighbors=10, eigen_solver="arpack", random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        t_ceo, _ = _timed(lambda: ceo.fit(X))
-        t_sk, _ = _timed(lambda: skl.fit(X))
-    rows.append({"case": "digits n=1797 (fast path)", "method": "CEO / sklearn SpectralClustering(arpack)",
-                 "fast_s": t_ceo, "generic_s": t_sk, "ratio": t_ceo / t_sk,
+        ceo.fit(X[:300])  # warm-up (JIT, imports)
+        t_ceo, c_ceo = _timed_cpu(lambda: ceo.fit(X), repeats=3)
+        t_sk, c_sk = _timed_cpu(lambda: skl.fit(X), repeats=3)
+    rows.append({"case": "digits n=1797 (fast path, median of 3)", "method": "CEO / sklearn SpectralClustering(arpack)",
+                 "fast_s": t_ceo, "generic_s": t_sk, "ratio": t_ceo / t_sk, "cpu_ratio": c_ceo / c_sk,
                  "ARI_ceo": adjusted_rand_score(y, ceo.labels_), "ARI_sklearn": adjusted_rand_score(y, skl.labels_)})
-    for n in n_sbm_list:
-        A, cells, y = make_hypergraph_sbm(n, p_in=0.06 * 120 / n, p_out=0.03 * 120 / n, n_hyperedges=n // 2,
-                                          random_state=0)
-        for solver in (("dense", "cg") if n <= cg_check_n else ("cg",)):
-            est = CEOSpectralClustering(3, affinity="precomputed", solver=solver, normalize="degree", random_state=0)
-            tracemalloc.start()
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                t, _ = _timed(lambda: est.fit(A, cells=cells))
-            peak = tracemalloc.get_traced_memory()[1]
-            tracemalloc.stop()
-            rows.append({"case": f"hypergraph SBM n={n} (cells={len(cells)}, edges={est.n_cells_[1]})",
-                         "method": f"CEO solver={solver} ({est.route_})", "fit_s": t, "peak_MB": peak / 1e6,
-                         "dense_nxn_MB": 8 * n * n / 1e6, "ARI": adjusted_rand_score(y, est.labels_),
-                         "n_cg_iter": est.n_cg_iter_, "degeneracy": est.degeneracy_,
-                         "_embedding": est.embedding_})
-    # subspace distance dense vs cg where both ran
-    for i, r in enumerate(rows):
-        if "solver=cg" in r.get("method", "") and i > 0 and "solver=dense" in rows[i - 1].get("method", ""):
-            U, V = np.linalg.qr(rows[i - 1]["_embedding"])[0], np.linalg.qr(r["_embedding"])[0]
-            r["subspace_dist_vs_dense"] = float(np.linalg.norm(U @ U.T - V @ V.T, 2))
-    for r in rows:
-        r.pop("_embedding", None)
+    rows += run_scaling(n_sbm_list, cg_check_n)
+    return rows
+
+
+def _timed_cpu(fn, repeats=3):
+    walls, cpus = [], []
+    for _ in range(repeats):
+        t, c = time.perf_counter(), time.process_time()
+        fn()
+        walls.append(time.perf_counter() - t)
+        cpus.append(time.process_time() - c)
+    return float(np.median(walls)), float(np.median(cpus))
+
+
+def _sbm_scaled(n):
+    """G1 scaled to n vertices: p·n and hyperedges/n held fixed (spec §6)."""
+    return make_hypergraph_sbm(n, p_in=0.06 * 120 / n, p_out=0.03 * 120 / n, n_hyperedges=n // 2, random_state=0)
+
+
+def _vm_hwm_mb():
+    """Peak resident set of this process (VmHWM; unlike ru_maxrss it is not inherited across exec)."""
+    import resource
+
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1e3
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
+
+
+def scale_worker(n, solver, out_path):
+    """One end-to-end CEOSpectralClustering fit in a fresh process: wall, CPU, peak RSS and tracemalloc peak."""
+    import json
+
+    A, cells, y = _sbm_scaled(n)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a, c, _ = _sbm_scaled(200)
+        CEOSpectralClustering(3, affinity="precomputed", solver="cg", normalize="degree", random_state=0).fit(a, cells=c)
+    rss0 = _vm_hwm_mb()
+    est = CEOSpectralClustering(3, affinity="precomputed", solver=solver, normalize="degree", random_state=0)
+    tracemalloc.start()
+    t, cpu = time.perf_counter(), time.process_time()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(A, cells=cells)
+    wall, cpu = time.perf_counter() - t, time.process_time() - cpu
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    rss = _vm_hwm_mb()
+    np.save(out_path, est.embedding_)
+    print(json.dumps({"case": f"hypergraph SBM n={n} (cells={len(cells)}, rank-1 pairs={int(est.n_cells_[1])})",
+                      "method": f"CEO solver={solver} ({est.route_})", "fit_s": wall, "cpu_s": cpu,
+                      "peak_RSS_MB": rss, "RSS_before_fit_MB": rss0, "tracemalloc_peak_MB": peak / 1e6,
+                      "dense_nxn_MB": 8 * n * n / 1e6, "mem_fraction_of_nxn": peak / (8 * n * n),
+                      "ARI": adjusted_rand_score(y, est.labels_), "n_cg_iter": int(est.n_cg_iter_),
+                      "n_eigen_iter": int(getattr(est, "n_eigen_iter_", 0)), "degeneracy": float(est.degeneracy_)}))
+
+
+def run_scaling(n_sbm_list, cg_check_n):
+    """Scaling rows, each fit in its own single-threaded subprocess (clean peak RSS)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import tempfile
+
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
+               NUMBA_NUM_THREADS="1")
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in n_sbm_list:
+            embs = {}
+            for solver in (("dense", "cg") if n <= cg_check_n else ("cg",)):
+                path = os.path.join(tmp, f"{n}_{solver}.npy")
+                out = subprocess.run([sys.executable, "-m", "benchmarks", "ceo", "--worker", str(n), solver, path],
+                                     capture_output=True, text=True, env=env, timeout=1200)
+                if out.returncode:
+                    rows.append({"case": f"hypergraph SBM n={n}", "method": f"CEO solver={solver}",
+                                 "error": out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "failed"})
+                    continue
+                row = json.loads(out.stdout.strip().splitlines()[-1])
+                embs[solver] = np.load(path)
+                if solver == "cg" and "dense" in embs:
+                    U, V = np.linalg.qr(embs["dense"])[0], np.linalg.qr(embs["cg"])[0]
+                    row["subspace_dist_vs_dense"] = float(np.linalg.norm(U @ U.T - V @ V.T, 2))
+                rows.append(row)
     return rows
 
 
@@ -288,9 +439,13 @@ def run_kernel_t4(r=32):
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m benchmarks ceo")
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--parts", default="g1,clouds,smoothing,timing,t4",
-                        help="comma-separated subset of g1,clouds,smoothing,timing,t4")
+    parser.add_argument("--parts", default="g1,rank2,clouds,smoothing,timing,t4",
+                        help="comma-separated subset of g1,rank2,clouds,smoothing,timing,t4 (g1 always runs)")
+    parser.add_argument("--worker", nargs=3, metavar=("N", "SOLVER", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.worker:
+        scale_worker(int(args.worker[0]), args.worker[1], args.worker[2])
+        return 0
     quick = args.quick
     parts = set(args.parts.split(","))
     seeds = list(range(10))
@@ -301,11 +456,12 @@ def main(argv=None):
     if True not in norms:
         norms = (True, *norms)
     rows, summary = run_g1(seeds, couplings, epss, norms)  # always: the headline table
+    rank2, rank2_notes = run_rank2_sweep(seeds) if "rank2" in parts else ([], [])
+    rows += rank2
     rows += run_point_clouds(full=not quick) if "clouds" in parts else []
     smooth = run_smoothing((0, 100, 200) if quick else (0, 100, 150, 200), (0.1, 0.3, 1, 3, 10)) \
         if "smoothing" in parts else []
-    timing = run_timing(800 if quick else 2000, (600, 3000) if quick else (600, 3000, 30000), 3000) \
-        if "timing" in parts else []
+    timing = run_timing(800 if quick else 2000, (600, 3000, 30000), 3000) if "timing" in parts else []
     t4 = run_kernel_t4() if "t4" in parts else []
     all_rows = rows + smooth + timing + t4
     notes = [
@@ -317,11 +473,44 @@ def main(argv=None):
         f"{summary['paired_diff_se']:.4f} (SE). Rank-2 cells get credit only if this exceeds 2 SE: "
         + ("they do." if summary["paired_diff_vs_rank1"] > 2 * summary["paired_diff_se"] else
            "they do NOT — the gain over the graph comes from the in-cell pairs placed in rank 1."),
+        "- Rank-2 ablation sweep (mixed incidences, eps up to 1, beta_2 up to 10, also a pure hypergraph): "
+        + ("; ".join(rank2_notes) if rank2_notes else "no setting moves ARI by more than 2 SE; the operator does "
+           "change (degeneracy grows roughly in proportion to eps) but not the clustering."),
         "- Signed clique complexes (point clouds): labels identical to max_rank=1 (chain lemma, degeneracy 0).",
     ]
-    text = write_results("ceo", all_rows, notes="\n".join(notes), columns=[
-        "case", "method", "ARI", "ARI_sd", "NMI", "fit_s", "degeneracy", "labels_identical_to_rank1", "MSE",
-        "MSE_ratio_vs_L0", "tau", "fast_s", "generic_s", "ratio", "peak_MB", "dense_nxn_MB",
-        "subspace_dist_vs_dense", "n_cg_iter", "numba_s", "reference_s", "speedup"])
+    for r in smooth:
+        if r["method"] != "L_0 (coupling=0)" and r["MSE_ratio_vs_L0"] >= 1:
+            notes.append(f"- FLAG (spec G5): {r['case']}, {r['method']}: MSE ratio {r['MSE_ratio_vs_L0']:.3f} >= 1.")
+    if smooth:
+        best = min((r for r in smooth if r["method"] != "L_0 (coupling=0)"), key=lambda r: r["MSE_ratio_vs_L0"])
+        notes.append(f"- G5 smoothing: best MSE(S_eps)/MSE(L_0) = {best['MSE_ratio_vs_L0']:.3f} ({best['method']}, "
+                     f"{best['case']}); the paper reports ≈ 0.74 at 200 shortcuts. By the sandwich bound the whole "
+                     "effect of S_eps vs L_0 is a shift of at most gamma_0² <= lambda_2(L_0) on im(L_0), so with the "
+                     "Thm 3.2 coupling bound a ratio far below 1 is out of reach in this setup. The signed rows "
+                     "equal their max_rank=1 ablation exactly (chain lemma): any gain is the γ_0 spectral shift "
+                     "(largest at coupling=1, which also moves the tuned τ on the coarse grid), not the triangles.")
+    for r in timing:
+        if r.get("method", "").startswith("CEO solver=") and "fit_s" in r:
+            notes.append(f"- scale: {r['case']} {r['method']}: {r['fit_s']:.1f} s wall / {r['cpu_s']:.1f} s CPU, "
+                         f"peak RSS {r['peak_RSS_MB']:.0f} MB (tracemalloc peak {r['tracemalloc_peak_MB']:.0f} MB = "
+                         f"{100 * r['mem_fraction_of_nxn']:.2f}% of a dense n×n, {r['dense_nxn_MB']:.0f} MB), "
+                         f"ARI {r['ARI']:.3f}" + (f", subspace distance to dense {r['subspace_dist_vs_dense']:.1e}"
+                                                  if "subspace_dist_vs_dense" in r else "") + ".")
+        elif r.get("case", "").startswith("digits"):
+            notes.append(f"- digits fast path: CEO / sklearn SpectralClustering(arpack) = {r['ratio']:.2f}× wall, "
+                         f"{r['cpu_ratio']:.2f}× CPU (target <= 5).")
+    for r in t4:
+        notes.append(f"- T4 pcg_jacobi_batched numba / reference speed-up at r=32: {r['speedup']:.2f}× (target >= 3).")
+    default = "CEO(c=0.5,eps=0.001,norm=True)"
+    g1 = {r["method"]: r for r in rows if r["case"].startswith("G1")}
+    headline = {"case": f"G1 hypergraph SBM n=120, {len(seeds)} seeds", "metric": "ARI",
+                "ours": "CEOSpectralClustering (coupling 0.5)", "ours_value": g1[default]["ARI"],
+                "baseline": "Zhou hypergraph Laplacian", "baseline_value": g1["Hypergraph[zhou]"]["ARI"],
+                "ratio_ours_over_baseline": g1[default]["ARI"] / g1["Hypergraph[zhou]"]["ARI"]}
+    text = write_results("ceo", all_rows, notes="\n".join(notes), headline=headline, columns=[
+        "case", "method", "ARI", "ARI_sd", "NMI", "fit_s", "cpu_s", "degeneracy", "paired_diff_vs_rank1",
+        "paired_diff_se", "labels_identical_to_rank1", "MSE", "MSE_ratio_vs_L0", "tau", "fast_s", "generic_s",
+        "ratio", "cpu_ratio", "peak_RSS_MB", "tracemalloc_peak_MB", "dense_nxn_MB", "subspace_dist_vs_dense",
+        "n_cg_iter", "numba_s", "reference_s", "speedup", "failed_seeds (scored as one cluster)", "note"])
     print(text)
     return 0

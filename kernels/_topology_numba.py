@@ -156,116 +156,168 @@ def face_index(cells, faces):
     return out
 
 
-@njit(nogil=True, parallel=True, cache=True)
-def _spmm_parallel(indptr, indices, data, P, cols, shift, Q):
-    N = indptr.shape[0] - 1
-    nc = cols.shape[0]
-    for i in prange(N):
-        # row-major sweep (contiguous in the columns); per (i, c) the sum runs over p in the same order
-        for c in range(nc):
-            Q[i, c] = 0.0
-        for p in range(indptr[i], indptr[i + 1]):
-            a = data[p]
-            k = indices[p]
-            for c in range(nc):
-                Q[i, c] += a * P[k, cols[c]]
-        for c in range(nc):
-            Q[i, c] += shift * P[i, cols[c]]
+_ROWS = 1024  # fixed row blocks of the PCG sweeps: partial dot products are summed block by block, in order
 
 
-@njit(nogil=True, cache=True)
-def _spmm_serial(indptr, indices, data, P, cols, shift, Q):
-    N = indptr.shape[0] - 1
-    nc = cols.shape[0]
-    for i in range(N):
-        # row-major sweep (contiguous in the columns); per (i, c) the sum runs over p in the same order
-        for c in range(nc):
-            Q[i, c] = 0.0
-        for p in range(indptr[i], indptr[i + 1]):
-            a = data[p]
-            k = indices[p]
-            for c in range(nc):
-                Q[i, c] += a * P[k, cols[c]]
-        for c in range(nc):
-            Q[i, c] += shift * P[i, cols[c]]
+@njit(cache=True, nogil=True, parallel=True)
+def _spmm_dot(indptr, indices, data, P, shift, Q, part):
+    """Q = (C + shift I) P over the active columns, and the per-block partial sums of P∘Q."""
+    N, na = P.shape
+    nb = part.shape[0]
+    for b in prange(nb):
+        for c in range(na):
+            part[b, c] = 0.0
+        for i in range(b * _ROWS, min(N, (b + 1) * _ROWS)):
+            for c in range(na):
+                Q[i, c] = shift * P[i, c]
+            for p in range(indptr[i], indptr[i + 1]):
+                a = data[p]
+                k = indices[p]
+                for c in range(na):
+                    Q[i, c] += a * P[k, c]
+            for c in range(na):
+                part[b, c] += P[i, c] * Q[i, c]
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _update(inv_diag, alpha, P, Q, Zw, R, part_r, part_t):
+    """Z += αP, R −= αQ, with per-block partial sums of R∘R and R∘(D⁻¹R) (one fused sweep)."""
+    N, na = P.shape
+    nb = part_r.shape[0]
+    for b in prange(nb):
+        for c in range(na):
+            part_r[b, c] = 0.0
+            part_t[b, c] = 0.0
+        for i in range(b * _ROWS, min(N, (b + 1) * _ROWS)):
+            di = inv_diag[i]
+            for c in range(na):
+                Zw[i, c] += alpha[c] * P[i, c]
+                rr = R[i, c] - alpha[c] * Q[i, c]
+                R[i, c] = rr
+                part_r[b, c] += rr * rr
+                part_t[b, c] += rr * rr * di
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _direction(inv_diag, beta, R, P):
+    N, na = P.shape
+    nb = (N + _ROWS - 1) // _ROWS
+    for b in prange(nb):
+        for i in range(b * _ROWS, min(N, (b + 1) * _ROWS)):
+            di = inv_diag[i]
+            for c in range(na):
+                P[i, c] = di * R[i, c] + beta[c] * P[i, c]
+
+
+@njit(cache=True, nogil=True)
+def _block_sum(part, out):
+    nb, na = part.shape
+    for c in range(na):
+        out[c] = 0.0
+    for b in range(nb):
+        for c in range(na):
+            out[c] += part[b, c]
 
 
 @njit(types.Tuple((float64[:, ::1], int64[::1], boolean[::1]))(_I1, _I1, _F1, _F1, float64, _F2, float64, int64),
       cache=True, nogil=True)
 def pcg_jacobi_batched(indptr, indices, data, inv_diag, shift, rhs, rtol, maxiter):
+    # The active (not yet converged) columns live in contiguous (N, n_active) work arrays, compacted whenever a
+    # column converges; each iteration is three fused row-block sweeps with no allocation.
     N, r = rhs.shape
+    nb = max(1, (N + _ROWS - 1) // _ROWS)
     Z = np.zeros((N, r))
-    R = rhs.copy()
-    Zp = np.empty((N, r))
-    P = np.empty((N, r))
-    rz = np.zeros(r)
-    target = np.zeros(r)
     iters = np.zeros(r, dtype=np.int64)
     converged = np.zeros(r, dtype=np.bool_)
+    target = np.zeros(r)
+    norm2 = np.zeros(r)
+    for i in range(N):
+        for j in range(r):
+            norm2[j] += rhs[i, j] * rhs[i, j]
+    na = 0
     for j in range(r):
-        s = 0.0
-        for i in range(N):
-            s += R[i, j] * R[i, j]
-        target[j] = rtol * np.sqrt(s)
-        converged[j] = np.sqrt(s) <= target[j]
-        t = 0.0
-        for i in range(N):
-            zp = inv_diag[i] * R[i, j]
-            Zp[i, j] = zp
-            P[i, j] = zp
-            t += R[i, j] * zp
-        rz[j] = t
-    parallel = indices.shape[0] * r > 2_000_000
-    Q = np.empty((N, r))
+        target[j] = rtol * np.sqrt(norm2[j])
+        converged[j] = np.sqrt(norm2[j]) <= target[j]
+        if not converged[j]:
+            na += 1
+    act = np.empty(na, dtype=np.int64)
+    c = 0
+    for j in range(r):
+        if not converged[j]:
+            act[c] = j
+            c += 1
+    R = np.empty((N, na))
+    P = np.empty((N, na))
+    rz = np.zeros(na)
+    for i in range(N):
+        di = inv_diag[i]
+        for c in range(na):
+            v = rhs[i, act[c]]
+            R[i, c] = v
+            P[i, c] = di * v
+            rz[c] += v * di * v
+    Zw = np.zeros((N, na))
+    Q = np.empty((N, na))
+    part = np.empty((nb, r))
+    part_t = np.empty((nb, r))
+    pq = np.empty(r)
+    res = np.empty(r)
+    t = np.empty(r)
+    alpha = np.empty(r)
+    beta = np.empty(r)
     for _ in range(maxiter):
-        n_active = 0
-        for j in range(r):
-            if not converged[j]:
-                n_active += 1
-        if n_active == 0:
+        if na == 0:
             break
-        cols = np.empty(n_active, dtype=np.int64)
-        c = 0
-        for j in range(r):
-            if not converged[j]:
-                cols[c] = j
-                c += 1
-        if parallel:
-            _spmm_parallel(indptr, indices, data, P, cols, shift, Q)
-        else:
-            _spmm_serial(indptr, indices, data, P, cols, shift, Q)
-        # row-major sweeps (contiguous in the columns); each per-column sum still runs over i in order
-        pq = np.zeros(n_active)
-        for i in range(N):
-            for c in range(n_active):
-                pq[c] += P[i, cols[c]] * Q[i, c]
-        alpha = np.empty(n_active)
-        for c in range(n_active):
-            alpha[c] = rz[cols[c]] / pq[c]
-        res = np.zeros(n_active)
-        for i in range(N):
-            for c in range(n_active):
-                j = cols[c]
-                Z[i, j] += alpha[c] * P[i, j]
-                R[i, j] -= alpha[c] * Q[i, c]
-                res[c] += R[i, j] * R[i, j]
-        t = np.zeros(n_active)
-        for i in range(N):
-            for c in range(n_active):
-                j = cols[c]
-                zp = inv_diag[i] * R[i, j]
-                Zp[i, j] = zp
-                t[c] += R[i, j] * zp
-        beta = np.empty(n_active)
-        for c in range(n_active):
-            j = cols[c]
+        _spmm_dot(indptr, indices, data, P, shift, Q, part[:, :na])
+        _block_sum(part[:, :na], pq[:na])
+        for c in range(na):
+            alpha[c] = rz[c] / pq[c]
+        _update(inv_diag, alpha[:na], P, Q, Zw, R, part[:, :na], part_t[:, :na])
+        _block_sum(part[:, :na], res[:na])
+        _block_sum(part_t[:, :na], t[:na])
+        n_done = 0
+        for c in range(na):
+            j = act[c]
             iters[j] += 1
+            beta[c] = t[c] / rz[c]
+            rz[c] = t[c]
             if np.sqrt(res[c]) <= target[j]:
                 converged[j] = True
-            beta[c] = t[c] / rz[j]
-            rz[j] = t[c]
+                n_done += 1
+        if n_done:
+            keep = np.empty(na - n_done, dtype=np.int64)
+            k = 0
+            for c in range(na):
+                j = act[c]
+                if converged[j]:
+                    for i in range(N):
+                        Z[i, j] = Zw[i, c]
+                else:
+                    keep[k] = c
+                    k += 1
+            if k == 0:
+                na = 0
+                break
+            R2 = np.empty((N, k))
+            P2 = np.empty((N, k))
+            Z2 = np.empty((N, k))
+            for i in range(N):
+                for c in range(k):
+                    R2[i, c] = R[i, keep[c]]
+                    P2[i, c] = P[i, keep[c]]
+                    Z2[i, c] = Zw[i, keep[c]]
+            rz2 = np.empty(k)
+            beta2 = np.empty(r)
+            act2 = np.empty(k, dtype=np.int64)
+            for c in range(k):
+                rz2[c] = rz[keep[c]]
+                beta2[c] = beta[keep[c]]
+                act2[c] = act[keep[c]]
+            R, P, Zw, rz, beta, act, na = R2, P2, Z2, rz2, beta2, act2, k
+            Q = np.empty((N, na))
+        _direction(inv_diag, beta[:na], R, P)
+    for c in range(na):
+        j = act[c]
         for i in range(N):
-            for c in range(n_active):
-                j = cols[c]
-                P[i, j] = Zp[i, j] + beta[c] * P[i, j]
+            Z[i, j] = Zw[i, c]
     return Z, iters, converged

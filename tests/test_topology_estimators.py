@@ -94,7 +94,7 @@ def test_hypergraph_sbm_ceo_beats_graph_spectral_clustering():
         ceo = CEOSpectralClustering(3, affinity="precomputed", random_state=0).fit(A, cells=cells)
         sk = SpectralClustering(3, affinity="precomputed", random_state=0).fit(A.toarray())
     assert ari(y, ceo.labels_) > 0.6 > 0.1 > ari(y, sk.labels_)
-    assert ceo.route_ == "schur" and 0 < ceo.degeneracy_ < 1 and ceo.chain_defect_ > 0
+    assert ceo.route_ == "cellwise" and 0 < ceo.degeneracy_ < 1 and ceo.chain_defect_ > 0
 
 
 def test_graph_plus_pairs_equals_ceo_coupling_zero():
@@ -157,10 +157,14 @@ def test_cg_route_matches_dense_route():
     kw = dict(n_clusters=3, affinity="precomputed", normalize="degree", random_state=0, eigen_tol=1e-8)
     dense = CEOSpectralClustering(solver="dense", **kw).fit(A, cells=cells)
     cg = CEOSpectralClustering(solver="cg", rtol=1e-12, **kw).fit(A, cells=cells)
-    assert cg.route_ == "cg" and cg.n_cg_iter_ > 0 and np.isnan(cg.sandwich_gap_)
-    np.testing.assert_allclose(cg.eigenvalues_, dense.eigenvalues_, atol=1e-6)
-    assert _subspace_distance(cg.embedding_, dense.embedding_) < 1e-4
-    assert abs(cg.degeneracy_ - dense.degeneracy_) < 1e-2 * max(dense.degeneracy_, 1e-3)
+    full = CEOSpectralClustering(solver="cg", rtol=1e-12, fast_path=False, **kw).fit(A, cells=cells)
+    assert cg.route_ == "cg-cellwise" and full.route_ == "cg" and dense.route_ == "cellwise"
+    for other in (cg, full):  # structured n_0-system and Algorithm 1 on the full C-system
+        assert other.n_cg_iter_ > 0 and np.isnan(other.sandwich_gap_)
+        np.testing.assert_allclose(other.eigenvalues_, dense.eigenvalues_, atol=1e-6)
+        assert _subspace_distance(other.embedding_, dense.embedding_) < 1e-4
+        assert abs(other.degeneracy_ - dense.degeneracy_) < 1e-2 * max(dense.degeneracy_, 1e-3)
+    assert cg.n_cg_iter_ < full.n_cg_iter_  # no cycle-space ε-modes in the structured system
 
 
 def test_smoother():

@@ -248,3 +248,70 @@ def test_operator_bad_weights():
         collapsed_operator(Bs, solver="lu")
     with pytest.raises(TypeError):
         collapsed_operator(Bs[0])
+
+
+# ------------------------------------------------------------------------------ cellwise exact elimination
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_cellwise_elimination_matches_every_route(seed):
+    """Overlapping hyperedges (pieces of several cells): cellwise = Woodbury (schur) = sparse LU = matrix-free."""
+    from sklearn_frontier.topology._operators import (
+        _cell_blocks,
+        _collapse,
+        _sigma_min_positive,
+        _splu_collapse,
+        _two_rank_schur,
+    )
+
+    rng = np.random.default_rng(seed)
+    n = 40
+    cells = [rng.choice(12 if i < 8 else n, size=int(rng.integers(3, 6)), replace=False) for i in range(25)]
+    Bs = hypergraph_complex(_graph(n, 0.08, seed), cells)
+    groups, sig2 = _cell_blocks(Bs[1])
+    assert max(rows.shape[1] for rows, _, _ in groups) > 10  # some cells overlap in a pair
+    assert np.isclose(np.sqrt(sig2), _sigma_min_positive(Bs[1], is_b1=False), rtol=1e-10)
+    betas = rng.uniform(0.5, 3, 2)
+    gammas = rng.uniform(0.2, 1.0, 2) * coupling_bounds(Bs, betas)
+    res = _collapse(Bs, betas, gammas, eps=1e-3, solver="dense")
+    assert res["route"] == "cellwise"
+    S = res["operator"]
+    ref = _splu_collapse(Bs, betas, gammas, 1e-3)
+    schur, chain = _two_rank_schur(Bs[0], Bs[1], betas, gammas, 1e-3)
+    scale = _norm2(ref)
+    for other in (ref, schur):
+        np.testing.assert_allclose(S, other, rtol=0, atol=1e-12 * scale)
+    np.testing.assert_allclose(res["chain_part"], chain, rtol=0, atol=1e-12 * scale)
+    op = CollapsedOperator(Bs, betas, gammas, 1e-3, rtol=1e-13, structured=True)
+    np.testing.assert_allclose(op.to_dense(), S, rtol=0, atol=1e-9 * scale)
+    assert pickle.loads(pickle.dumps(op)).structured
+    assert _cell_blocks(Bs[1], max_block=5) is None  # a piece too large: the caller falls back to another route
+    with pytest.raises(ValueError, match="two-rank"):
+        CollapsedOperator(Bs[:1], betas[:1], gammas[:1], 1e-3, structured=True)
+
+
+def test_large_chain_path_helpers_match_references():
+    """n_0 > 1000 dense chain path: b_0 from the shared inverse F, and LOBPCG eigenpairs, against references."""
+    from types import SimpleNamespace
+
+    from sklearn_frontier.topology._operators import _fiedler_from_inverse, _sigma_min_positive, _spd_inverse
+    from sklearn_frontier.topology._spectral import _dense_smallest
+
+    n = 1100
+    A = sp.lil_matrix((n, n))
+    for i in range(n - 1):
+        if i != 549:  # two paths of 550 vertices: two components
+            A[i, i + 1] = A[i + 1, i] = 1.0
+    B1 = clique_complex(A.tocsr(), max_rank=1)[0]
+    L0 = (B1 @ B1.T).toarray()
+    F = _spd_inverse(2.0 * L0 + 1e-3 * np.eye(n))
+    b0 = _fiedler_from_inverse(L0, F, 2.0, 1e-3)
+    assert np.isclose(b0, 2 * np.sin(np.pi / (2 * 550)), rtol=1e-8)
+    assert np.isclose(b0, _sigma_min_positive(B1, is_b1=True), rtol=1e-8)
+    S = chain_operator(L0, 1.0, 0.5 * b0, 1e-3)
+    d = np.diag(S).copy()
+    isq = 1 / np.sqrt(d)
+    M = S * np.outer(isq, isq)
+    est = SimpleNamespace(betas_=np.ones(1), boundaries_=[B1], _isolated=np.zeros(n, dtype=bool))
+    mu, Psi = _dense_smallest(est, M.copy(), d, isq, 4, np.random.RandomState(0))
+    mu_ref, Psi_ref = la.eigh(M, subset_by_index=[0, 3])
+    np.testing.assert_allclose(mu, mu_ref, atol=1e-9)
+    assert np.linalg.norm(Psi @ Psi.T - Psi_ref @ Psi_ref.T, 2) < 1e-6

@@ -34,8 +34,18 @@ SPECTRAL_CONSTRAINTS = {
 }
 
 
-class _CEOMixin:
-    """Graph construction and operator fitting shared by the CEO estimators."""
+class _GraphMixin:
+    """Tags and graph construction shared by every estimator of the family (CEO and the baselines).
+
+    ``affinity="precomputed"``: X is the (n, n) adjacency (pairwise input, sparse accepted); otherwise the 0/1
+    union-symmetrised kNN graph of X's rows.
+    """
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.affinity == "precomputed"
+        tags.input_tags.sparse = self.affinity == "precomputed"
+        return tags
 
     def _graph(self, X, reset=True):
         if self.affinity == "precomputed":
@@ -45,11 +55,44 @@ class _CEOMixin:
         X = validate_data(self, X, dtype=[np.float64, np.float32], ensure_min_samples=2, reset=reset)
         return X, knn_adjacency(X, self.n_neighbors)
 
+
+class _CEOMixin(_GraphMixin):
+    """Graph construction, operator fitting and the spectral fit preamble shared by the CEO estimators."""
+
     def _fit_operator(self, X, cells):
         X, graph = self._graph(X)
         fit_operator(self, graph, cells)
         self.n_vertices_ = graph.shape[0]
         return X
+
+    def _fit_spectral(self, X, cells, n_eigenpairs):
+        """Graph → complex → S_ε → the smallest eigenpairs of the normalised S_ε → features.
+
+        ``n_eigenpairs(n)`` returns how many eigenpairs to compute for n vertices (raising ValueError for bad
+        sizes before anything is built). Sets the shared fitted attributes, ``eigenvalues_`` and (HKS)
+        ``hks_times_``; returns ``(X, rng, Psi, features)`` with ``features`` the HKS or Φ = D^{-1/2}Ψ with
+        canonical signs, and ``rng`` the generator already used by the eigensolver (for the label step).
+        """
+        from sklearn.utils import check_random_state
+
+        from ..utils._manifolds import canonical_signs
+        from ._spectral import heat_kernel_signature, hks_times, normalised_eigenpairs
+
+        X, graph = self._graph(X)
+        n = graph.shape[0]
+        m = n_eigenpairs(n)
+        fit_operator(self, graph, cells)
+        self.n_vertices_ = n
+        rng = check_random_state(self.random_state)
+        mu, Psi, d = normalised_eigenpairs(self, m, rng)
+        self.n_cg_iter_ = int(getattr(self.operator_, "n_iter_", 0))  # diagnostics + eigensolver products
+        self.eigenvalues_ = mu
+        if self.features == "hks":
+            self.hks_times_ = hks_times(mu, self.hks_times)
+            features = heat_kernel_signature(mu, Psi, self.hks_times_)
+        else:
+            features = canonical_signs(Psi / np.sqrt(d)[:, None])
+        return X, rng, Psi, features
 
     def diagnostics(self):
         """Spectral checks of the fitted operator (n_0 <= 3000): the PSD bound and the sandwich f_ε(L_0) ⪯ S_ε ⪯ A.

@@ -9,12 +9,12 @@ from scipy.sparse.linalg import eigsh
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils import check_random_state
 
-from sklearn_frontier.utils._compat import Interval, StrOptions, _fit_context, validate_data
+from sklearn_frontier.utils._compat import Interval, StrOptions, _fit_context
 
-from ._base import _VotePredictMixin
+from ._base import _GraphMixin, _VotePredictMixin
 from ._complexes import _clean_cells
 from ..utils._manifolds import canonical_signs
-from ._spectral import assign_labels, knn_adjacency, precomputed_adjacency
+from ._spectral import assign_labels
 
 
 def hypergraph_laplacian(adjacency, cells, laplacian):
@@ -62,7 +62,7 @@ def hypergraph_laplacian(adjacency, cells, laplacian):
     return L.tocsr(), d
 
 
-class HypergraphSpectralClustering(_VotePredictMixin, ClusterMixin, BaseEstimator):
+class HypergraphSpectralClustering(_GraphMixin, _VotePredictMixin, ClusterMixin, BaseEstimator):
     """Normalised spectral clustering on a graph or hypergraph Laplacian (baselines for CEO).
 
     Parameters
@@ -132,12 +132,6 @@ class HypergraphSpectralClustering(_VotePredictMixin, ClusterMixin, BaseEstimato
         self.n_init = n_init
         self.random_state = random_state
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = self.affinity == "precomputed"
-        tags.input_tags.sparse = self.affinity == "precomputed"
-        return tags
-
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, cells=None):
         """Fit the clustering.
@@ -156,12 +150,7 @@ class HypergraphSpectralClustering(_VotePredictMixin, ClusterMixin, BaseEstimato
         self : object
             The fitted estimator.
         """
-        if self.affinity == "precomputed":
-            X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], ensure_min_samples=2)
-            graph = precomputed_adjacency(X)
-        else:
-            X = validate_data(self, X, dtype=[np.float64, np.float32], ensure_min_samples=2)
-            graph = knn_adjacency(X, self.n_neighbors)
+        X, graph = self._graph(X)
         n = graph.shape[0]
         if self.n_clusters > n:
             raise ValueError(f"n_clusters={self.n_clusters} must be <= n_samples={n}.")

@@ -2,15 +2,12 @@
 
 from numbers import Integral
 
-import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
-from sklearn.utils import check_random_state
 
 from sklearn_frontier.utils._compat import Interval, StrOptions, _fit_context
 
 from ._base import SPECTRAL_CONSTRAINTS, _CEOMixin, _VotePredictMixin
-from ..utils._manifolds import canonical_signs
-from ._spectral import assign_labels, heat_kernel_signature, hks_times, normalised_eigenpairs
+from ._spectral import assign_labels
 
 
 class CEOSpectralClustering(_CEOMixin, _VotePredictMixin, ClusterMixin, BaseEstimator):
@@ -90,6 +87,7 @@ class CEOSpectralClustering(_CEOMixin, _VotePredictMixin, ClusterMixin, BaseEsti
     sandwich_bound_ : float
         γ_0²/β_1.
     n_cg_iter_ : int
+        Inner PCG iterations (summed over columns) of the matrix-free operator during fit; 0 on dense routes.
     normalization_ : str
     nn_ : NearestNeighbors
         Training rows, for :meth:`predict` (nearest_neighbors affinity).
@@ -152,12 +150,6 @@ class CEOSpectralClustering(_CEOMixin, _VotePredictMixin, ClusterMixin, BaseEsti
         self.max_cells = max_cells
         self.random_state = random_state
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = self.affinity == "precomputed"
-        tags.input_tags.sparse = self.affinity == "precomputed"
-        return tags
-
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, cells=None):
         """Fit the clustering.
@@ -178,28 +170,16 @@ class CEOSpectralClustering(_CEOMixin, _VotePredictMixin, ClusterMixin, BaseEsti
         """
         if self.features == "hks" and self.assign_labels != "kmeans":
             raise ValueError("features='hks' supports assign_labels='kmeans' only.")
-        X, graph = self._graph(X)
-        n = graph.shape[0]
-        if self.n_clusters > n:
-            raise ValueError(f"n_clusters={self.n_clusters} must be <= n_samples={n}.")
-        if self.features == "hks":
-            m = self.n_components or min(n, 32)
-        else:
-            m = self.n_components or self.n_clusters
-        if m > n:
-            raise ValueError(f"n_components={m} must be <= n_samples={n}.")
-        from ._spectral import fit_operator
 
-        fit_operator(self, graph, cells)
-        self.n_vertices_ = n
-        rng = check_random_state(self.random_state)
-        mu, Psi, d = normalised_eigenpairs(self, m, rng)
-        self.eigenvalues_ = mu
-        if self.features == "hks":
-            self.hks_times_ = hks_times(mu, self.hks_times)
-            features = heat_kernel_signature(mu, Psi, self.hks_times_)
-        else:
-            features = canonical_signs(Psi / np.sqrt(d)[:, None])
+        def n_eigenpairs(n):
+            if self.n_clusters > n:
+                raise ValueError(f"n_clusters={self.n_clusters} must be <= n_samples={n}.")
+            m = self.n_components or (min(n, 32) if self.features == "hks" else self.n_clusters)
+            if m > n:
+                raise ValueError(f"n_components={m} must be <= n_samples={n}.")
+            return m
+
+        X, rng, _, features = self._fit_spectral(X, cells, n_eigenpairs)
         self.embedding_ = features
         self.labels_ = assign_labels(features, self.n_clusters, self.assign_labels, self.n_init, rng)
         self._fit_predictor(X)

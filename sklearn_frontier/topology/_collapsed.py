@@ -7,13 +7,11 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.neighbors import NearestNeighbors
-from sklearn.utils import check_random_state
 
 from sklearn_frontier.utils._compat import Interval, _fit_context, check_is_fitted, validate_data
 
 from ._base import SPECTRAL_CONSTRAINTS, _CEOMixin
-from ..utils._manifolds import canonical_signs
-from ._spectral import heat_kernel_signature, hks_times, normalised_eigenpairs, shepard_extension
+from ._spectral import heat_kernel_signature, shepard_extension
 
 
 class CollapsedLaplacian(_CEOMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -104,12 +102,6 @@ fast_path_, degeneracy_, sandwich_gap_, sandwich_bound_, n_cg_iter_, normalizati
         self.max_cells = max_cells
         self.random_state = random_state
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = self.affinity == "precomputed"
-        tags.input_tags.sparse = self.affinity == "precomputed"
-        return tags
-
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, cells=None):
         """Fit the embedding; see :meth:`fit_transform`.
@@ -152,27 +144,18 @@ fast_path_, degeneracy_, sandwich_gap_, sandwich_bound_, n_cg_iter_, normalizati
         return self._fit(X, cells).embedding_
 
     def _fit(self, X, cells):
-        X, graph = self._graph(X)
-        n = graph.shape[0]
-        if self.features == "hks":
-            m = self.n_eigenvectors or min(n, 32)
-        else:
-            m = self.n_components + int(self.drop_first)
-        if m > n:
-            raise ValueError(f"n_components={self.n_components} (+ drop_first) needs {m} eigenvectors but there "
-                             f"are only n_samples={n}.")
-        from ._spectral import fit_operator
+        def n_eigenpairs(n):
+            m = (self.n_eigenvectors or min(n, 32)) if self.features == "hks" else \
+                self.n_components + int(self.drop_first)
+            if m > n:
+                raise ValueError(f"n_components={self.n_components} (+ drop_first) needs {m} eigenvectors but "
+                                 f"there are only n_samples={n}.")
+            return m
 
-        fit_operator(self, graph, cells)
-        self.n_vertices_ = n
-        mu, Psi, d = normalised_eigenpairs(self, m, check_random_state(self.random_state))
-        self.eigenvalues_ = mu
-        if self.features == "hks":
-            self.hks_times_ = hks_times(mu, self.hks_times)
-            emb = heat_kernel_signature(mu, Psi, self.hks_times_)
-        else:
-            phi = canonical_signs(Psi / np.sqrt(d)[:, None])
-            emb = phi[:, 1:] if self.drop_first else phi
+        X, _, Psi, emb = self._fit_spectral(X, cells, n_eigenpairs)
+        n = self.n_vertices_
+        if self.features != "hks" and self.drop_first:
+            emb = emb[:, 1:]
         self._eigvecs = Psi
         self.embedding_ = np.ascontiguousarray(emb, dtype=np.float64)
         self._n_features_out = self.embedding_.shape[1]

@@ -7,6 +7,11 @@ S_ε = A − X(C + εI)⁻¹Xᵀ = β_1 L_0 − γ_0² B_1 [(C + εI)⁻¹]_{11}
   Woodbury, leaving one n_0 × n_0 Cholesky and one rank(B_2)-sized dense system:
   S_ε = f_ε(L_0) + γ_0² (F Y) M⁻¹ (F Y)ᵀ with F = (β_1 L_0 + εI)⁻¹, Y = B_1 B_2 W_+ diag(√q),
   q_i = β_2 − γ_1²/(β_2 s_i + ε) on the positive eigenpairs (s_i, w_i) of B_2ᵀB_2, M = I + (diag(q s) − β_1 YᵀFY)/ε;
+* two-rank cellwise elimination (K = 2, cells overlapping in small pieces, e.g. hypergraphs): eliminating rank 2
+  leaves the rank-1 block β_1 B_1ᵀB_1 + H with H = εI + β_2 G − γ_1² G(β_2 G + εI)⁻¹, G = B_2 B_2ᵀ block diagonal
+  over the pieces of overlapping cells (ε on pairs in no cell); push-through and Woodbury then give exactly
+  S_ε = β_1 L_0 − (γ_0²/β_1)(I − (I + β_1 K)⁻¹), K = B_1 H⁻¹ B_1ᵀ sparse n_0 × n_0. Dense: one n_0 × n_0 Cholesky;
+  matrix-free: Jacobi-PCG on the n_0-system I + β_1 K (no cycle-space ε-modes, unlike C + εI);
 * generic: sparse LU of C + εI (``fast_path=False`` forces it: the reference);
 * matrix-free :class:`CollapsedOperator` (Algorithm 1, batched Jacobi-PCG).
 """
@@ -86,6 +91,20 @@ def _sigma_min_positive(B, *, is_b1, dense_limit=_DENSE_GRAM):
                       "to 0.", UserWarning, stacklevel=3)
         return 0.0
     return float(np.sqrt(pos[0]))
+
+
+def _fiedler_from_inverse(L0, F, beta1, eps):
+    """√λ⁺_min(L_0) by shift-invert Lanczos reusing the dense F = (β_1 L_0 + εI)⁻¹ = (L_0 + (ε/β_1) I)⁻¹ / β_1."""
+    L0 = sp.csr_matrix(L0)
+    n = L0.shape[0]
+    c, _ = connected_components(L0, directed=False)
+    k = min(c + 1, n - 1)
+    thr = 1e-10 * max(1.0, float(abs(L0).sum(axis=1).max()))
+    opinv = LinearOperator(L0.shape, matvec=lambda v: beta1 * (F @ v), dtype=np.float64)
+    v0 = np.ones(n) + np.linspace(-0.5, 0.5, n)  # deterministic start, not orthogonal to any eigenvector class
+    ev = np.sort(eigsh(L0, k=k, sigma=-eps / beta1, which="LM", OPinv=opinv, v0=v0, return_eigenvectors=False))
+    pos = ev[ev > thr]
+    return float(np.sqrt(pos[0])) if pos.size else 0.0
 
 
 def _fiedler_lobpcg(L0, c, comp, thr):
@@ -194,24 +213,37 @@ def graded_laplacian(boundaries, betas=None, gammas=None, coupling=0.5):
     return sp.bmat(blocks, format="csr")
 
 
-def chain_operator(L0, beta1, gamma0, eps):
-    """Dense f_ε(L_0) = β_1 L_0 − γ_0² L_0 (β_1 L_0 + εI)⁻¹ (the operator of every chain complex, spec §2.5)."""
+def chain_operator(L0, beta1, gamma0, eps, F=None, overwrite_F=False):
+    """Dense f_ε(L_0) = β_1 L_0 − γ_0² L_0 (β_1 L_0 + εI)⁻¹ (the operator of every chain complex, spec §2.5).
+
+    ``F``: (β_1 L_0 + εI)⁻¹ when already computed (symmetric), reused as the output if ``overwrite_F``.
+    """
     L0 = L0.toarray() if sp.issparse(L0) else np.asarray(L0, dtype=np.float64)
     if gamma0 == 0:
         return beta1 * L0
-    F = _spd_inverse(beta1 * L0 + eps * np.eye(L0.shape[0]))
-    # L_0 F = (I − εF)/β_1 exactly.
-    S = beta1 * L0 - (gamma0 ** 2 / beta1) * (np.eye(L0.shape[0]) - eps * F)
-    return (S + S.T) / 2
+    n = L0.shape[0]
+    if F is None:
+        G = beta1 * L0
+        G.flat[:: n + 1] += eps
+        F, overwrite_F = _spd_inverse(G), True
+    # L_0 F = (I − εF)/β_1 exactly, so S = β_1 L_0 − (γ_0²/β_1)(I − εF), formed in place (exactly symmetric)
+    c = gamma0 ** 2 / beta1
+    S = F if overwrite_F else F.copy()
+    S *= c * eps
+    S.flat[:: n + 1] -= c
+    S += beta1 * L0
+    return S
 
 
 def _spd_inverse(M):
     c, info = la.lapack.dpotrf(M, lower=0, clean=1)
     if info != 0:
         raise np.linalg.LinAlgError("matrix is not positive definite")
-    inv, info = la.lapack.dpotri(c, lower=0)
-    inv = np.triu(inv)
-    return inv + np.triu(inv, 1).T
+    inv, info = la.lapack.dpotri(c, lower=0, overwrite_c=1)
+    # dpotrf(clean=1) zeroed the strict lower triangle and dpotri only writes the upper one: mirror it in place
+    inv += inv.T
+    inv.flat[:: inv.shape[0] + 1] *= 0.5
+    return inv
 
 
 def _two_rank_schur(B1, B2, betas, gammas, eps):
@@ -238,6 +270,94 @@ def _two_rank_schur(B1, B2, betas, gammas, eps):
             M = np.eye(len(q)) + (M + M.T) / (2 * eps)
             S = S + g0 ** 2 * FY @ la.cho_solve(la.cho_factor(M), FY.T)
     return (S + S.T) / 2, chain_part
+
+
+# ------------------------------------------------------------------------------ cellwise exact elimination
+_CELL_BLOCK = 2000
+
+
+def _cell_blocks(B2, max_block=_CELL_BLOCK):
+    """Eigendecompositions of G_c = B_c B_cᵀ over the connected pieces c of the pair–cell incidence B_2.
+
+    Rank-1 pairs lying in no cell are left out (their block of H is ε). Blocks of equal size are decomposed in
+    one batched ``eigh``. Returns ``(groups, sigma2_min)`` with ``groups`` a list of ``(rows (m, s), g (m, s),
+    V (m, s, s))`` — the pairs of each piece, the eigenvalues of its G_c and their eigenvectors — and
+    ``sigma2_min`` the smallest positive eigenvalue over all pieces (σ⁺_min(B_2)², 0 if none); None when a
+    piece has more than ``max_block`` pairs (overlapping cells: use another route).
+    """
+    n1, n2 = B2.shape
+    B2 = B2.tocsr()
+    rows_used = np.flatnonzero(np.diff(B2.indptr) > 0)
+    if n2 == 0 or rows_used.size == 0:
+        return [], 0.0
+    bip = sp.bmat([[None, B2], [B2.T, None]], format="csr")
+    _, lab = connected_components(bip, directed=False)
+    plab = lab[rows_used]
+    order = np.argsort(plab, kind="stable")
+    rows_sorted, plab_sorted = rows_used[order], plab[order]
+    starts = np.flatnonzero(np.r_[True, plab_sorted[1:] != plab_sorted[:-1]])
+    sizes = np.diff(np.r_[starts, rows_sorted.size])
+    if sizes.max() > max_block:
+        return None
+    G = (B2 @ B2.T).tocoo()
+    # position of each used pair inside its piece, and the piece id
+    pos = np.empty(n1, dtype=np.int64)
+    piece = np.full(n1, -1, dtype=np.int64)
+    piece_of_sorted = np.repeat(np.arange(starts.size), sizes)
+    pos[rows_sorted] = np.arange(rows_sorted.size) - np.repeat(starts, sizes)
+    piece[rows_sorted] = piece_of_sorted
+    groups = []
+    sig2 = np.inf
+    for s in np.unique(sizes):
+        ids = np.flatnonzero(sizes == s)
+        slot = np.full(starts.size, -1, dtype=np.int64)
+        slot[ids] = np.arange(ids.size)
+        rows = rows_sorted[(starts[ids][:, None] + np.arange(s)[None, :])]
+        keep = slot[piece[G.row]] >= 0
+        Gd = np.zeros((ids.size, s, s))
+        Gd[slot[piece[G.row[keep]]], pos[G.row[keep]], pos[G.col[keep]]] = G.data[keep]
+        g, V = np.linalg.eigh(Gd)
+        pos_g = g[g > 1e-10 * max(1.0, float(g.max()))]
+        if pos_g.size:
+            sig2 = min(sig2, float(pos_g.min()))
+        groups.append((rows, g, V))
+    return groups, (0.0 if not np.isfinite(sig2) else sig2)
+
+
+def _cellwise_K(B1, groups, betas, gammas, eps):
+    """K = B_1 H⁻¹ B_1ᵀ (sparse n_0 × n_0), H = εI + β_2 G − γ_1² G(β_2 G + εI)⁻¹ blockwise, G = B_2 B_2ᵀ.
+
+    H is the rank-1 block of C + εI after eliminating rank 2 exactly (it is ε on pairs in no cell), so that
+    S_ε = β_1 L_0 − (γ_0²/β_1)(I − (I + β_1 K)⁻¹) (push-through and Woodbury; see the module docstring).
+    """
+    n1 = B1.shape[1]
+    b2, g1 = betas[1], gammas[1]
+    diag = np.full(n1, 1.0 / eps)
+    r_all, c_all, v_all = [], [], []
+    for rows, g, V in groups:
+        h = eps + b2 * g - g1 ** 2 * g / (b2 * g + eps)
+        Hinv = (V / h[:, None, :]) @ V.transpose(0, 2, 1)
+        s = rows.shape[1]
+        diag[rows.ravel()] = 0.0
+        r_all.append(np.repeat(rows, s, axis=1).ravel())
+        c_all.append(np.tile(rows, (1, s)).ravel())
+        v_all.append(Hinv.ravel())
+    Hi = sp.diags(diag, format="csr")
+    if r_all:
+        Hi = Hi + sp.csr_matrix((np.concatenate(v_all), (np.concatenate(r_all), np.concatenate(c_all))),
+                                shape=(n1, n1))
+    K = (B1 @ Hi @ B1.T).tocsr()
+    K = ((K + K.T) * 0.5).tocsr()
+    K.sort_indices()
+    return K
+
+
+def _cellwise_dense(K, L0, b1, g0):
+    """Dense S_ε = β_1 L_0 − (γ_0²/β_1)(I − (I + β_1 K)⁻¹)."""
+    n0 = K.shape[0]
+    R = _spd_inverse(np.eye(n0) + b1 * K.toarray())
+    S = b1 * L0.toarray() - (g0 ** 2 / b1) * (np.eye(n0) - R)
+    return (S + S.T) / 2
 
 
 def _splu_collapse(Bs, betas, gammas, eps, block=256):
@@ -292,6 +412,10 @@ class CollapsedOperator(LinearOperator):
         ``10 N`` when None.
     reduced : bool, default=False
         Solve the invariant n_0-system (chain complexes only).
+    structured : bool, default=False
+        Two-rank complexes whose overlapping cells form small pieces: eliminate rank 2 exactly, piece by piece,
+        and solve the n_0-system ``(I + β_1 K) X = V``, ``K = B_1 H⁻¹ B_1ᵀ`` (see the module docstring);
+        ``S_ε V = β_1 L_0 V − (γ_0²/β_1)(V − X)``.
 
     Attributes
     ----------
@@ -314,7 +438,7 @@ class CollapsedOperator(LinearOperator):
     True
     """
 
-    def __init__(self, boundaries, betas, gammas, eps, rtol=1e-10, maxiter=None, reduced=False):
+    def __init__(self, boundaries, betas, gammas, eps, rtol=1e-10, maxiter=None, reduced=False, structured=False):
         Bs = _check_boundaries(boundaries)
         self.boundaries = Bs
         self.betas = np.asarray(betas, dtype=np.float64)
@@ -322,15 +446,26 @@ class CollapsedOperator(LinearOperator):
         self.eps = float(eps)
         self.rtol = float(rtol)
         self.reduced = bool(reduced)
+        self.structured = bool(structured) and not self.reduced
         n0 = Bs[0].shape[0]
         self.L0 = (Bs[0] @ Bs[0].T).tocsr()
         if self.reduced:
             system = (self.betas[0] * self.L0).tocsr()
+            self.shift = self.eps
+        elif self.structured:
+            if len(Bs) != 2:
+                raise ValueError(f"structured=True needs a two-rank complex (K = 2), got K = {len(Bs)}.")
+            blocks = _cell_blocks(Bs[1])
+            if blocks is None:
+                raise ValueError(f"structured=True needs pieces of overlapping cells with <= {_CELL_BLOCK} pairs.")
+            system = (self.betas[0] * _cellwise_K(Bs[0], blocks[0], self.betas, self.gammas, self.eps)).tocsr()
+            self.shift = 1.0
         else:
             system = graded_laplacian(Bs, self.betas, self.gammas)[n0:, n0:].tocsr()
+            self.shift = self.eps
         system.sort_indices()
         self.system = system
-        self.inv_diag = 1.0 / (system.diagonal() + self.eps)
+        self.inv_diag = 1.0 / (system.diagonal() + self.shift)
         self.maxiter = 10 * max(system.shape[0], 1) if maxiter is None else int(maxiter)
         self.n_iter_ = 0
         self.n_solves_ = 0
@@ -339,7 +474,7 @@ class CollapsedOperator(LinearOperator):
     def _solve(self, rhs):
         from sklearn_frontier.kernels import pcg_jacobi_batched
 
-        Z, iters, converged = pcg_jacobi_batched(self.system, self.inv_diag, self.eps, rhs, self.rtol,
+        Z, iters, converged = pcg_jacobi_batched(self.system, self.inv_diag, self.shift, rhs, self.rtol,
                                                  self.maxiter)
         self.n_iter_ += int(iters.sum())
         self.n_solves_ += 1
@@ -359,6 +494,8 @@ class CollapsedOperator(LinearOperator):
         if self.reduced:
             W = self._solve(V)
             return out - g0 ** 2 * (self.L0 @ W)
+        if self.structured:  # S_ε V = β_1 L_0 V − (γ_0²/β_1)(V − X), (I + β_1 K) X = V
+            return out - (g0 ** 2 / b1) * (V - self._solve(V))
         B1 = self.boundaries[0]
         n1 = B1.shape[1]
         rhs = np.zeros((self.system.shape[0], V.shape[1]))
@@ -405,10 +542,26 @@ def _collapse(boundaries, betas=None, gammas=None, coupling=0.5, eps=1e-3, solve
     # Bounds: b_0 always; on a chain complex S does not depend on γ_{k≥1}, so large Gram sides give NaN.
     chain = K == 1 or defect == 0.0
     bounds = np.full(K, np.nan)
+    solver_ = ("dense" if n0 <= 3000 else "cg") if solver == "auto" else solver
+    # dense chain path: F = (β_1 L_0 + εI)⁻¹ does not depend on γ, so it is computed once and also drives the
+    # shift-invert Lanczos for b_0 (instead of a second factorisation)
+    F = None
+    if fast_path and chain and solver_ == "dense" and n0 > 1000 and Bs[0].shape[1]:
+        L0d = (Bs[0] @ Bs[0].T).toarray()
+        G = betas[0] * L0d
+        G.flat[:: n0 + 1] += eps
+        F = _spd_inverse(G)
+    # K = 2 with small pieces of overlapping cells: exact blockwise eigendecompositions of B_2B_2ᵀ (they give
+    # σ⁺_min(B_2) for free and drive the cellwise elimination)
+    blocks = _cell_blocks(Bs[1]) if (fast_path and K == 2 and not chain) else None
     for k in range(K):
         side = min(Bs[k].shape)
+        if k == 1 and blocks is not None:
+            bounds[k] = betas[k] * np.sqrt(blocks[1])
+        elif k == 0 and F is not None:
+            bounds[k] = betas[k] * _fiedler_from_inverse(Bs[0] @ Bs[0].T, F, betas[0], eps)
         # on the chain fast path S does not depend on γ_{k≥1}: compute b_{k≥1} only when it is cheap
-        if k == 0 or not (fast_path and chain) or side <= _FAST_PATH_GRAM:
+        elif k == 0 or not (fast_path and chain) or side <= _FAST_PATH_GRAM:
             bounds[k] = betas[k] * _sigma_min_positive(Bs[k], is_b1=(k == 0))
     if gammas_given is None:
         gammas_ = coupling * bounds
@@ -422,13 +575,19 @@ def _collapse(boundaries, betas=None, gammas=None, coupling=0.5, eps=1e-3, solve
     if gammas_given is None and coupling > 1 + 1e-12:
         raise ValueError(f"coupling must be in [0, 1] (the PSD bound), got {coupling}.")
     use_fast = fast_path and (chain or gammas_[0] == 0)
-    solver_ = ("dense" if n0 <= 3000 else "cg") if solver == "auto" else solver
     chain_part = None
     g_eff = np.nan_to_num(gammas_, nan=0.0)
     if solver_ == "dense":
         if use_fast:
-            S = chain_operator((Bs[0] @ Bs[0].T), betas[0], g_eff[0], eps)
+            S = chain_operator(L0d if F is not None else (Bs[0] @ Bs[0].T), betas[0], g_eff[0], eps, F=F,
+                               overwrite_F=True)
             route = "chain"
+        elif blocks is not None:
+            L0 = (Bs[0] @ Bs[0].T).tocsr()
+            K_ = _cellwise_K(Bs[0], blocks[0], betas, g_eff, eps)
+            S = _cellwise_dense(K_, L0, betas[0], g_eff[0])
+            chain_part = chain_operator(L0, betas[0], g_eff[0], eps)
+            route = "cellwise"
         elif fast_path and K == 2 and Bs[1].shape[1] <= _DENSE_GRAM:
             S, chain_part = _two_rank_schur(Bs[0], Bs[1], betas, g_eff, eps)
             route = "schur"
@@ -436,10 +595,11 @@ def _collapse(boundaries, betas=None, gammas=None, coupling=0.5, eps=1e-3, solve
             S = _splu_collapse(Bs, betas, g_eff, eps)
             route = "splu"
     else:
+        structured = (not use_fast) and blocks is not None
         S = CollapsedOperator(Bs if not use_fast else Bs[:1], betas if not use_fast else betas[:1],
                               g_eff if not use_fast else g_eff[:1], eps, rtol=rtol, maxiter=maxiter,
-                              reduced=use_fast)
-        route = "cg-chain" if use_fast else "cg"
+                              reduced=use_fast, structured=structured)
+        route = "cg-chain" if use_fast else ("cg-cellwise" if structured else "cg")
     return dict(operator=S, boundaries=Bs, betas=betas, gammas=gammas_, bounds=bounds, chain_defect=defect,
                 fast_path=bool(use_fast), route=route, solver=solver_, eps=float(eps), chain_part=chain_part)
 
@@ -468,7 +628,9 @@ def collapsed_operator(boundaries, betas=None, gammas=None, coupling=0.5, eps=1e
         Relative residual of the inner PCG solves (cg only).
     fast_path : bool, default=True
         Use the exact chain-complex shortcut f_ε(L_0) (B_1B_2 = 0, K = 1 or γ_0 = 0) and, for K = 2, the exact
-        structured elimination; False forces the full C-system (sparse LU / Algorithm 1 on C): the reference.
+        structured elimination (cellwise when overlapping cells form pieces of <= 2000 pairs — dense, or
+        matrix-free on an n_0-system with ``solver="cg"`` — else Woodbury on B_2ᵀB_2); False forces the full
+        C-system (sparse LU / Algorithm 1 on C): the reference.
     maxiter : int, default=None
         PCG iteration cap per solve (cg only), 10·N when None.
 

@@ -76,12 +76,6 @@ fast_path_, degeneracy_, sandwich_gap_, sandwich_bound_, n_cg_iter_ :
         self.rtol = rtol
         self.max_cells = max_cells
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = self.affinity == "precomputed"
-        tags.input_tags.sparse = self.affinity == "precomputed"
-        return tags
-
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, cells=None):
         """Build S_ε on the rows of X (or the precomputed adjacency X) and factor I + τS_ε.
