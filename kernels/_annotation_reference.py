@@ -227,3 +227,279 @@ def homophily_tallies(C, H):
     for i in range(C.shape[0]):
         _tally(tallies, C[i], H[i], 1.0)
     return tallies
+
+
+# -- selection index: an indexed binary max-heap over the eligible rows ---------------------------------
+# Rank order: key q descending, then tie key r descending, then row index ascending (a total order).
+def _before(a, b, q, r):
+    if q[a] != q[b]:
+        return q[a] > q[b]
+    if r[a] != r[b]:
+        return r[a] > r[b]
+    return a < b
+
+
+def _sift_up(heap, pos, t, q, r):
+    x = heap[t]
+    while t > 0:
+        p = (t - 1) >> 1
+        y = heap[p]
+        if not _before(x, y, q, r):
+            break
+        heap[t] = y
+        pos[y] = t
+        t = p
+    heap[t] = x
+    pos[x] = t
+
+
+def _sift_down(heap, pos, size, t, q, r):
+    x = heap[t]
+    while True:
+        c = 2 * t + 1
+        if c >= size:
+            break
+        if c + 1 < size and _before(heap[c + 1], heap[c], q, r):
+            c += 1
+        if not _before(heap[c], x, q, r):
+            break
+        heap[t] = heap[c]
+        pos[heap[c]] = t
+        t = c
+    heap[t] = x
+    pos[x] = t
+
+
+def heap_update(heap, pos, size, q, r, rows, new_q, new_eligible, inplace=False):
+    """Set the keys of ``rows`` and their membership in an indexed max-heap of the eligible rows.
+
+    The heap holds the eligible rows in rank order (``q`` desc, ``r`` desc, index asc): ``heap[:size]``
+    are rows, ``pos[row]`` is a row's slot or -1. Each row costs O(log n). Start from
+    ``heap = pos = -1``, ``size = 0`` to build one.
+
+    Parameters
+    ----------
+    heap, pos : ndarray of int64, shape (n,)
+        The heap and its inverse (-1 = not in the heap).
+    size : int
+        Rows in the heap.
+    q : ndarray of int64, shape (n,)
+        Selection keys (``rint(score * 1e9)``).
+    r : ndarray of uint64, shape (n,)
+        Distinct tie keys.
+    rows : ndarray of int64
+        Rows whose key or eligibility changed (repeats allowed: the last entry wins).
+    new_q : ndarray of int64
+        Their new keys.
+    new_eligible : ndarray of bool
+        Their new eligibility.
+    inplace : bool, default=False
+        Update ``heap``, ``pos`` and ``q`` in place (else on copies).
+
+    Returns
+    -------
+    heap, pos, q : ndarray
+        The updated arrays.
+    size : int
+        The new heap size.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_frontier.kernels import heap_update
+    >>> n = 4
+    >>> q = np.zeros(n, dtype=np.int64)
+    >>> r = np.arange(n, dtype=np.uint64)
+    >>> heap, pos, q, size = heap_update(np.full(n, -1), np.full(n, -1), 0, q, r, np.arange(n),
+    ...                                  np.array([5, 9, 1, 7]), np.array([True, True, True, False]))
+    >>> int(heap[0]), size
+    (1, 3)
+    """
+    if not inplace:
+        heap, pos, q = heap.copy(), pos.copy(), q.copy()
+    size = int(size)
+    for t in range(len(rows)):
+        j = int(rows[t])
+        q[j] = new_q[t]
+        slot = int(pos[j])
+        if new_eligible[t]:
+            if slot < 0:
+                heap[size] = j
+                pos[j] = size
+                size += 1
+                _sift_up(heap, pos, size - 1, q, r)
+            else:
+                _sift_up(heap, pos, slot, q, r)
+                _sift_down(heap, pos, size, int(pos[j]), q, r)
+        elif slot >= 0:
+            size -= 1
+            last = int(heap[size])
+            heap[size] = -1
+            pos[j] = -1
+            if slot < size:
+                heap[slot] = last
+                pos[last] = slot
+                _sift_up(heap, pos, slot, q, r)
+                _sift_down(heap, pos, size, int(pos[last]), q, r)
+    return heap, pos, q, size
+
+
+def select_top(q, r, eligible, heap, pos, size, b):
+    """The first ``b`` eligible rows in rank order (``q`` desc, ``r`` desc, index asc).
+
+    The reference ranks ``eligible`` directly in O(n) (threshold on q, then the boundary group on
+    r); the fast twin reads the same answer off the heap (``heap``, ``pos``, ``size``, holding
+    exactly the eligible rows) in O(b log b).
+
+    Parameters
+    ----------
+    q : ndarray of int64, shape (n,)
+        Selection keys.
+    r : ndarray of uint64, shape (n,)
+        Distinct tie keys.
+    eligible : ndarray of bool, shape (n,)
+        Choosable rows.
+    heap, pos : ndarray of int64, shape (n,) or None
+        The heap of the eligible rows (see :func:`heap_update`); None: the fast twin builds one.
+    size : int
+        Its size.
+    b : int
+        How many rows.
+
+    Returns
+    -------
+    ndarray of int64
+        At most ``b`` rows, best first.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_frontier.kernels import select_top
+    >>> q = np.array([3, 9, 9, 1])
+    >>> r = np.array([0, 1, 2, 3], dtype=np.uint64)
+    >>> select_top(q, r, np.ones(4, bool), None, None, 0, 3).tolist()
+    [2, 1, 0]
+    """
+    cand = np.flatnonzero(eligible)
+    if cand.size > b:
+        qc = q[cand]
+        qb = np.partition(qc, cand.size - b)[cand.size - b]
+        above = cand[qc > qb]
+        group = cand[qc == qb]
+        need = b - above.size
+        if group.size > need:
+            group = group[np.argpartition(~r[group], need - 1)[:need]]
+        cand = np.concatenate([above, group])
+    order = np.lexsort((cand, ~r[cand], -q[cand]))
+    return cand[order[:b]].astype(np.int64)
+
+
+def select_diverse(q, r, eligible, heap, pos, size, C, N, pt_indptr, pt_indices, pt_data, lam, rho, prior_a,
+                   prior_b, b, stop, scratch=None):
+    """Greedy batch with virtual votes ("kriging believer") over the ranking of :func:`select_top`.
+
+    After each pick ``i`` a virtual vote of weight ``rho`` for ``i``'s leader (ties by
+    ``splitmix64(r_i ^ k)``) is added to ``C_i`` and ``rho * P_ji`` to ``N_j`` of each reverse
+    neighbour ``j`` (CSR of ``P^T``); the touched rows are re-scored and the next pick is the best
+    row under the new keys. Touched rows stay choosable only if eligible and their new uncertainty is
+    ``>= stop``. A pick changes only itself and its reverse neighbours, so after t picks the best
+    untouched row lies in the first ``t (2 + max in-degree)`` of the initial ranking: only those are
+    ranked. Nothing is written to the inputs.
+
+    Parameters
+    ----------
+    q : ndarray of int64, shape (n,)
+        Selection keys (``rint(u * 1e9)`` of the current uncertainties).
+    r : ndarray of uint64, shape (n,)
+        Distinct tie keys.
+    eligible : ndarray of bool, shape (n,)
+        Choosable rows.
+    heap, pos : ndarray of int64, shape (n,) or None
+        The heap of the eligible rows (see :func:`heap_update`); None: the fast twin builds one.
+    size : int
+        Its size.
+    C, N : ndarray of shape (n, K)
+        Own and propagated evidence.
+    pt_indptr, pt_indices, pt_data : ndarray
+        CSR of the transposed propagation operator.
+    lam, rho, prior_a, prior_b : float
+        Strength, virtual-vote weight, Beta prior.
+    b : int
+        Batch size.
+    stop : float
+        Stopping threshold (-1: none).
+    scratch : ndarray of int64, shape (n,), default=None
+        Work space of the fast twin (all -1, restored on return); the reference ignores it.
+
+    Returns
+    -------
+    ndarray of int64
+        At most ``b`` distinct rows, in pick order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import scipy.sparse as sp
+    >>> from sklearn_frontier.kernels import select_diverse
+    >>> P = sp.csr_matrix(np.array([[0, 1.0, 0], [1.0, 0, 0], [0, 0, 0]]))  # rows 0, 1 are neighbours
+    >>> q = np.full(3, 500_000_000)
+    >>> r = np.array([3, 2, 1], dtype=np.uint64)
+    >>> C, N = np.zeros((3, 2)), np.zeros((3, 2))
+    >>> select_diverse(q, r, np.ones(3, bool), None, None, 0, C, N, P.indptr, P.indices, P.data,
+    ...                1.0, 1.0, 1.0, 1.0, 2, -1.0).tolist()  # 0 first, then not its neighbour 1
+    [0, 2]
+    """
+    import heapq
+
+    n = q.size
+    pi, px, pd = pt_indptr, pt_indices, pt_data
+    max_indeg = int(np.max(np.diff(pi))) if pi.size > 1 else 0
+    ranking = select_top(q, r, eligible, None, None, 0, b * (2 + max_indeg))
+    dC, dN = np.zeros(C.shape), np.zeros(N.shape)
+    is_touched = np.zeros(n, dtype=bool)
+    current = {}  # touched row -> (q, u, version)
+    order = []  # (-q, -r, row, version): the best touched row on top
+    picked = set()
+    picks = []
+    ptr = 0
+    while len(picks) < b:
+        while ptr < ranking.size and (is_touched[ranking[ptr]] or int(ranking[ptr]) in picked):
+            ptr += 1
+        best, best_key = None, None
+        if ptr < ranking.size:
+            best = int(ranking[ptr])
+            best_key = (-int(q[best]), -int(r[best]), best)
+        while order:
+            neg_q, neg_r, j, version = order[0]
+            if current[j][2] != version or j in picked or not eligible[j] or current[j][1] < stop:
+                heapq.heappop(order)
+                continue
+            if best_key is None or (neg_q, neg_r, j) < best_key:
+                best, best_key = j, (neg_q, neg_r, j)
+            break
+        if best is None:
+            break
+        i = best
+        picks.append(i)
+        picked.add(i)
+        if len(picks) == b:
+            break
+        e_i = (C[i] + dC[i]) + lam * (N[i] + dN[i])
+        top = np.flatnonzero(e_i >= e_i.max())
+        if top.size > 1:
+            h = splitmix64_keys(r[i] ^ top.astype(np.uint64))
+            top = top[h >= h.max()]
+        leader = int(top[0])
+        dC[i, leader] += rho
+        nbrs = px[pi[i]:pi[i + 1]]
+        dN[nbrs, leader] += rho * pd[pi[i]:pi[i + 1]]  # CSR row indices are distinct
+        rows = np.unique(np.r_[i, nbrs])
+        u = refresh_rows(np.ascontiguousarray(C[rows] + dC[rows]), np.ascontiguousarray(N[rows] + dN[rows]),
+                         lam, np.arange(rows.size), prior_a, prior_b)
+        qs = np.rint(u * 1e9).astype(np.int64)
+        is_touched[rows] = True
+        for j, qj, uj in zip(rows.tolist(), qs.tolist(), u.tolist()):
+            version = current[j][2] + 1 if j in current else 0
+            current[j] = (qj, uj, version)
+            heapq.heappush(order, (-qj, -int(r[j]), j, version))
+    return np.asarray(picks, dtype=np.int64)

@@ -9,7 +9,8 @@ import numpy as np
 
 from ._dispatch import register_kernel
 
-__all__ = ["betainc_half", "splitmix64_keys", "refresh_rows", "apply_labels", "homophily_tallies"]
+__all__ = ["betainc_half", "splitmix64_keys", "refresh_rows", "apply_labels", "homophily_tallies", "heap_update",
+           "select_top", "select_diverse"]
 
 _REF = "sklearn_frontier.kernels._annotation_reference:"
 _NUMBA = "sklearn_frontier.kernels._annotation_numba:"
@@ -89,6 +90,67 @@ def _tallies_inputs(rng):
     return (C, N), {}
 
 
+def _distinct_tie_keys(rng, n):
+    from ._annotation_reference import splitmix64_keys as mix
+
+    return mix(rng.integers(0, 2**62, dtype=np.uint64) ^ np.arange(n, dtype=np.uint64))
+
+
+def _heap_of(q, r, eligible):
+    from ._annotation_reference import heap_update as update
+
+    n = q.size
+    rows = np.flatnonzero(eligible)
+    heap, pos, _, size = update(np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64), 0, q, r, rows,
+                                q[rows], np.ones(rows.size, dtype=bool))
+    return heap, pos, size
+
+
+def _heap_inputs(rng):
+    n = int(rng.integers(1, 60))
+    q = rng.integers(0, 4, n).astype(np.int64)  # many ties
+    r = _distinct_tie_keys(rng, n)
+    heap, pos, size = _heap_of(q, r, rng.random(n) < 0.6)
+    m = int(rng.integers(0, 3 * n))
+    rows = rng.integers(0, n, m)
+    return (heap, pos, size, q, r, rows, rng.integers(0, 4, m).astype(np.int64), rng.random(m) < 0.6), {}
+
+
+def _select_top_inputs(rng):
+    n = int(rng.integers(1, 80))
+    q = rng.integers(0, 5, n).astype(np.int64)
+    r = _distinct_tie_keys(rng, n)
+    eligible = rng.random(n) < 0.7
+    heap, pos, size = _heap_of(q, r, eligible)
+    return (q, r, eligible, heap, pos, size, int(rng.integers(1, n + 3))), {}
+
+
+def _select_diverse_inputs(rng):
+    from ._annotation_reference import refresh_rows as refresh
+
+    n = int(rng.integers(3, 40))
+    K = int(rng.integers(1, 4))
+    k = int(rng.integers(1, min(n - 1, 5) + 1))
+    W = _csr(rng, n, k)
+    P = (W + 0.5 * (W @ W)).tocsr() if rng.integers(2) else W
+    PT = P.T.tocsr()
+    PT.sort_indices()
+    C = rng.integers(0, 3, (n, K)).astype(float)
+    C[rng.random(n) < 0.3] = 0.0
+    N = np.asarray(P @ C)
+    lam = float(rng.choice([0.0, 0.5, 1.0]))
+    u = refresh(C, N, lam, np.arange(n), 1.0, 1.0)
+    stop = float(rng.choice([-1.0, 0.2, 0.4]))
+    q = np.rint(u * 1e9).astype(np.int64)
+    r = _distinct_tie_keys(rng, n)
+    eligible = (rng.random(n) < 0.8) & (u >= stop)
+    heap, pos, size = _heap_of(q, r, eligible)
+    arr = lambda a, t: np.ascontiguousarray(a, dtype=t)  # noqa: E731
+    return (q, r, eligible, heap, pos, size, C, N, arr(PT.indptr, np.int64), arr(PT.indices, np.int64),
+            arr(PT.data, np.float64), lam, float(rng.choice([0.5, 1.0])), 1.0, 1.0, int(rng.integers(1, 8)),
+            stop), {}
+
+
 betainc_half = register_kernel("betainc_half", reference=_REF + "betainc_half", numba=_NUMBA + "betainc_half",
                                make_inputs=_betainc_inputs, rtol=0.0, atol=1e-12)
 splitmix64_keys = register_kernel("splitmix64_keys", reference=_REF + "splitmix64_keys",
@@ -99,3 +161,9 @@ apply_labels = register_kernel("apply_labels", reference=_REF + "apply_labels", 
                                make_inputs=_apply_inputs, rtol=0.0, atol=1e-12)
 homophily_tallies = register_kernel("homophily_tallies", reference=_REF + "homophily_tallies",
                                     numba=_NUMBA + "homophily_tallies", make_inputs=_tallies_inputs)
+heap_update = register_kernel("heap_update", reference=_REF + "heap_update", numba=_NUMBA + "heap_update",
+                              make_inputs=_heap_inputs)
+select_top = register_kernel("select_top", reference=_REF + "select_top", numba=_NUMBA + "select_top",
+                             make_inputs=_select_top_inputs)
+select_diverse = register_kernel("select_diverse", reference=_REF + "select_diverse",
+                                 numba=_NUMBA + "select_diverse", make_inputs=_select_diverse_inputs)

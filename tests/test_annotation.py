@@ -426,3 +426,95 @@ def test_unfitted_and_bad_inputs():
     assert est.classes_.tolist() == ["x", "y"] and est.labels_.tolist() == ["x"] * 5 + ["y"] * 5
     assert est.soft_labels().shape == (10, 2)
     assert est.to_long(as_frame=False)["label"].tolist() == ["x"] * 5 + ["y"] * 5
+
+
+def _pool_state(est):
+    out = {k: np.asarray(getattr(est, k)).copy() for k in
+           ("X_pool_", "annotations_", "counts_", "uncertainty_", "n_labels_", "sigma_", "_tie_keys_")}
+    out["graph"] = est.graph_.toarray()
+    if hasattr(est, "propagated_evidence_"):
+        out["N"] = est.propagated_evidence_.copy()
+        out["lambda"] = np.array(est.propagation_strength_)
+    return out
+
+
+@pytest.mark.parametrize("cls, kw", [(MA3SAnnotator, {}), (MA3SAnnotator, {"propagation_strength": "auto"}),
+                                     (MA3SAnnotator, {"propagation": "uncertainty"}), (RoundRobinAnnotator, {})])
+def test_partial_fit_equals_fit_on_the_concatenation(cls, kw):
+    rng = np.random.default_rng(3)
+    X = np.r_[rng.normal(0, 1, (30, 3)), rng.normal(4, 1, (30, 3))]
+    Y = np.full((60, 4), np.nan)
+    Y[rng.random((60, 4)) < 0.4] = 0
+    Y[30:][rng.random((30, 4)) < 0.4] = 1
+    Y[[5, 50], :] = np.nan  # all-missing rows in both parts
+    params = dict(n_neighbors=5, random_state=7, classes=[0, 1], **kw)
+    inc = cls(**params).partial_fit(X[:25], Y[:25])
+    inc.update([1, 2, 3], [1, 0, 1])  # labels recorded between the calls are kept
+    Y_all = Y.copy()
+    for i, lab in zip([1, 2, 3], [1, 0, 1]):
+        Y_all[i, np.flatnonzero(np.isnan(Y[i]))[0]] = lab
+    inc.partial_fit(X[25:45], Y[25:45]).partial_fit(X[45:], Y[45:])
+    full = cls(**params).fit(X, Y_all)
+    a, b = _pool_state(inc), _pool_state(full)
+    for k in a:
+        np.testing.assert_allclose(a[k], b[k], rtol=0, atol=1e-12, err_msg=k)
+    assert inc.random_seed_ == full.random_seed_
+    assert inc.n_labels_seen_ == 3 and inc.log_.shape == (3, 3)  # the log of received labels is kept
+    np.testing.assert_array_equal(inc.query(batch_size=7), full.query(batch_size=7))
+    np.testing.assert_array_equal(inc.labels_, full.labels_)
+    # and it keeps working online
+    inc.update([59], [1])
+    full.update([59], [1])
+    np.testing.assert_allclose(inc.uncertainty_, full.uncertainty_, atol=1e-12)
+
+
+def test_partial_fit_conventions():
+    X = np.arange(20.0).reshape(10, 2)
+    Y = np.array([[0, np.nan]] * 5 + [[1, np.nan]] * 5)
+    first = MA3SAnnotator(n_neighbors=3, random_state=0).partial_fit(X, Y, classes=[0, 1, 2])
+    np.testing.assert_array_equal(first.classes_, [0, 1, 2])  # the first call's classes declare the label set
+    assert first.get_params()["classes"] is None  # and do not overwrite the parameter
+    with pytest.raises(ValueError, match="n_features|features"):
+        first.partial_fit(X[:, :1], Y)
+    with pytest.raises(ValueError, match="differs from classes_"):
+        first.partial_fit(X, Y, classes=[0, 1])
+    with pytest.raises(ValueError, match="annotator columns"):
+        first.partial_fit(X, Y[:, :1].ravel())
+    with pytest.raises(ValueError, match="Unknown label"):
+        first.partial_fit(X[:1], [[3, np.nan]])
+    with pytest.raises(ValueError, match="target y is None"):
+        first.partial_fit(X[:1], None)
+    assert first.X_pool_.shape[0] == 10  # failed calls changed nothing
+    first.partial_fit(X[:1] + 0.5, [[np.nan, np.nan]])  # one all-missing row is allowed
+    assert first.X_pool_.shape[0] == 11 and first.n_labels_[10] == 0
+    single = RoundRobinAnnotator(n_neighbors=2, random_state=0).partial_fit(X, np.r_[[0] * 5, [1] * 5])
+    single.partial_fit(X[:2], [1, 0])  # a 1-D y is the single annotator's column, no warning
+    assert single.n_annotators_ == 1 and single.counts_.sum() == 12
+
+
+@pytest.mark.parametrize("backend", ["numba", "reference"])
+@pytest.mark.parametrize("cls, kw", [(MA3SAnnotator, {}), (MA3SAnnotator, {"propagation_strength": "auto"}),
+                                     (MA3SAnnotator, {"stop_threshold": 0.2, "max_labels_per_sample": 3}),
+                                     (MA3SAnnotator, {"propagation": "none"}),
+                                     (MA3SAnnotator, {"n_propagation_steps": 2, "diversity_weight": 0.5}),
+                                     (RoundRobinAnnotator, {"max_labels_per_sample": 2})])
+def test_indexed_query_equals_a_full_ranking(cls, kw, backend):
+    # query() without candidates reads the incrementally kept heap; an all-True candidates mask
+    # ranks every row afresh (O(n)). They must agree after any sequence of updates.
+    rng = np.random.default_rng(11)
+    X = np.r_[rng.normal(0, 1, (40, 2)), rng.normal(5, 1, (40, 2))]
+    y = np.r_[np.zeros(40, int), np.ones(40, int)]
+    everyone = np.ones(80, dtype=bool)
+    with config_context(backend=backend):
+        est = cls(n_neighbors=6, random_state=2, classes=[0, 1], **kw).fit(X, np.full((80, 5), np.nan))
+        for step in range(25):
+            for b in (1, 4, 9):
+                np.testing.assert_array_equal(est.query(batch_size=b), est.query(batch_size=b, candidates=everyone))
+            picks = est.query(batch_size=int(rng.integers(1, 6)))
+            if picks.size == 0:
+                break
+            noisy = np.where(rng.random(picks.size) < 0.8, y[picks], 1 - y[picks])
+            est.update(picks, noisy)
+        if cls is MA3SAnnotator:
+            est.set_params(stop_threshold=0.1)  # a stale index is rebuilt
+            np.testing.assert_array_equal(est.query(batch_size=5), est.query(batch_size=5, candidates=everyone))

@@ -114,24 +114,78 @@ class _BaseAnnotator(ClassifierMixin, BaseEstimator):
         self : object
             The fitted annotator.
         """
+        return self._fit(X, y, self.classes)
+
+    def _fit(self, X, y, classes):
         self._validate_extra_params()
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None.")
         X = validate_data(self, X, reset=True, dtype=np.float64, ensure_min_samples=2)
-        codes, classes = encode_annotation_matrix(y, classes=self.classes, missing_label=self.missing_label,
+        codes, classes = encode_annotation_matrix(y, classes=classes, missing_label=self.missing_label,
                                                   n_samples=X.shape[0])
         self.classes_ = classes
         self.n_annotators_ = codes.shape[1]
-        self.annotations_ = codes
-        self._build_pool(X)
         rng = check_random_state(self.random_state)
         self.random_seed_ = int(rng.randint(0, np.iinfo(np.int32).max))
-        self._tie_keys_ = _tie_keys(self.random_seed_, X.shape[0])
-        self.counts_ = count_votes(codes, classes.size)
-        self.n_labels_ = self.counts_.sum(axis=1).astype(np.int64)
         self.n_labels_seen_ = 0
         self._log = np.zeros((0, 3), dtype=np.int64)
+        self._set_pool(X, codes)
+        return self
+
+    def _set_pool(self, X, codes):
+        """Everything that follows from the pool and its codes: graph, tie keys, counts, scores."""
+        self.annotations_ = codes
+        self._build_pool(X)
+        self._tie_keys_ = _tie_keys(self.random_seed_, X.shape[0])
+        self.counts_ = count_votes(codes, self.classes_.size)
+        self.n_labels_ = self.counts_.sum(axis=1).astype(np.int64)
         self._init_scores()
+        self._rebuild_index()
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, classes=None):
+        """Append pool rows and their annotations; every earlier annotation is kept.
+
+        The first call is :meth:`fit` (with ``classes`` as the label set if given). A later call
+        appends ``X`` to the pool with its annotation rows ``y`` (same annotator columns; labels in
+        ``classes_``; all-missing rows allowed), then rebuilds the graph, counts and scores: the state
+        equals :meth:`fit` on the concatenated pool and annotation matrix (labels recorded through
+        :meth:`update` included), with the same ``random_seed_``. Labels of existing rows arrive
+        only through :meth:`update`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_new, n_features)
+            New pool rows (the same features as the first call).
+        y : array-like of shape (n_new,) or (n_new, n_annotators)
+            Their annotation rows (``missing_label`` for empty cells).
+        classes : array-like, default=None
+            The label set. On the first call it overrides ``classes``; later it must equal
+            ``classes_``.
+
+        Returns
+        -------
+        self : object
+            The updated annotator.
+        """
+        if "counts_" not in self.__dict__:
+            return self._fit(X, y, self.classes if classes is None else classes)
+        if classes is not None:
+            given = np.asarray(classes)
+            if given.shape != self.classes_.shape or not np.all(given == self.classes_):
+                raise ValueError(f"classes={given.tolist()!r} differs from classes_={self.classes_.tolist()!r} "
+                                 "set by the first call to partial_fit.")
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None.")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        codes, _ = encode_annotation_matrix(y, classes=self.classes_, missing_label=self.missing_label,
+                                            n_samples=X.shape[0], warn_column=self.n_annotators_ != 1)
+        if codes.shape[1] != self.n_annotators_:
+            raise ValueError(f"y has {codes.shape[1]} annotator columns, but the annotator was fitted with "
+                             f"{self.n_annotators_}.")
+        dtype = np.promote_types(self.annotations_.dtype, codes.dtype)
+        self._set_pool(np.vstack([self.X_pool_, X]),
+                       np.vstack([self.annotations_.astype(dtype), codes.astype(dtype)]))
         return self
 
     def _build_pool(self, X):
@@ -147,8 +201,10 @@ class _BaseAnnotator(ClassifierMixin, BaseEstimator):
             self.scale_ = np.ones(X.shape[1])
         Z = (X - self.mean_) / self.scale_
         self.n_neighbors_ = int(min(self.n_neighbors, n - 1))
+        # Exact brute force (GEMM blocks) beats the trees from about 8 features (3x at d = 10, n = 1e5).
+        algorithm = "brute" if X.shape[1] >= 8 and self.metric == "euclidean" else "auto"
         W, dist, _ = local_scaling_knn_graph(Z, self.n_neighbors_, metric=self.metric, n_jobs=self.n_jobs,
-                                             return_neighbors=True)
+                                             return_neighbors=True, algorithm=algorithm)
         self.graph_ = W
         self.sigma_ = local_scales(dist)
         self._nn_ = NearestNeighbors(n_neighbors=min(self.n_neighbors, n), metric=self.metric,
@@ -339,6 +395,8 @@ class _BaseAnnotator(ClassifierMixin, BaseEstimator):
         b = self.batch_size if batch_size is None else batch_size
         if not isinstance(b, numbers.Integral) or isinstance(b, bool) or b < 1:
             raise ValueError(f"batch_size must be an integer >= 1, got {b!r}.")
+        if candidates is None and annotators is None and not return_utilities and self._incremental_keys():
+            return np.asarray(self._select_indexed(self._ensure_index(), int(b)), dtype=np.int64)
         eligible, _ = self._eligible(candidates, annotators)
         stop = self._stop_mask()
         if stop is not None:
@@ -351,6 +409,76 @@ class _BaseAnnotator(ClassifierMixin, BaseEstimator):
         if return_utilities:
             return picks, utilities
         return picks
+
+    # -- selection index: keys, eligibility and a heap, kept up to date on the touched rows --------------
+    def _incremental_keys(self):
+        """Whether an update changes the selection keys of the touched rows only (GRR, LU, MA3S-E).
+
+        A subclass with its own ``_selection_scores`` (e.g. a model-based score) falls back to ranking
+        every row at each query unless it also says how to rescore rows (``_scores_at``).
+        """
+        def owner(name):
+            return next(k for k in type(self).__mro__ if name in k.__dict__)
+
+        return issubclass(owner("_scores_at"), owner("_selection_scores"))
+
+    def _stop_rows(self, rows):
+        return None
+
+    def _eligible_rows(self, rows):
+        ok = self.n_labels_[rows] < self.n_annotators_
+        if self.max_labels_per_sample is not None:
+            ok &= self.n_labels_[rows] < self.max_labels_per_sample
+        stop = self._stop_rows(rows)
+        return ok if stop is None else ok & stop
+
+    def _scores_at(self, rows):
+        return np.asarray(self._selection_scores(), dtype=np.float64)[rows]
+
+    def _index_params(self):
+        return (self.max_labels_per_sample, getattr(self, "stop_threshold", None))
+
+    def _rebuild_index(self):
+        self._index = None
+        if self._incremental_keys():
+            self._ensure_index()
+
+    def _ensure_index(self):
+        """The selection index, built in O(n log n) at fit (again only if set_params made it stale)."""
+        index = self.__dict__.get("_index")
+        if index is not None and index["params"] == self._index_params():
+            return index
+        n = self.n_labels_.shape[0]
+        rows = np.arange(n)
+        q = np.rint(self._scores_at(rows) * _KEY_SCALE).astype(np.int64)
+        eligible = self._eligible_rows(rows)
+        members = np.flatnonzero(eligible)
+        heap, pos, q, size = _kernels().heap_update(np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64),
+                                                    0, q, self._tie_keys_, members, q[members],
+                                                    np.ones(members.size, dtype=bool), inplace=True)
+        index = {"q": q, "eligible": eligible, "heap": heap, "pos": pos, "size": size,
+                 "slot": np.full(n, -1, dtype=np.int64), "params": self._index_params()}
+        self._index = index
+        return index
+
+    def _index_touch(self, rows):
+        """Re-key the rows whose score or eligibility an update changed (None: all of them)."""
+        index = self.__dict__.get("_index")
+        if index is None or not self._incremental_keys():
+            return
+        if rows is None:
+            self._rebuild_index()
+            return
+        rows = np.unique(rows)
+        eligible = self._eligible_rows(rows)
+        q = np.rint(self._scores_at(rows) * _KEY_SCALE).astype(np.int64)
+        index["eligible"][rows] = eligible
+        *_, index["size"] = _kernels().heap_update(index["heap"], index["pos"], index["size"], index["q"],
+                                                   self._tie_keys_, rows, q, eligible, inplace=True)
+
+    def _select_indexed(self, index, b):
+        return _kernels().select_top(index["q"], self._tie_keys_, index["eligible"], index["heap"], index["pos"],
+                                     index["size"], b)
 
     def _select(self, q, r, eligible, b, scores, return_utilities):
         picks = _top_sorted(q, r, eligible, b)
@@ -476,6 +604,7 @@ class _BaseAnnotator(ClassifierMixin, BaseEstimator):
         self.n_labels_[np.unique(rows)] = snap["n_labels"]
         self.n_labels_seen_ = snap["n_labels_seen"]  # the log buffer beyond it is ignored
         self._extra_restore(snap)
+        self._rebuild_index()
 
     def _extra_restore(self, snap):
         pass
@@ -483,7 +612,8 @@ class _BaseAnnotator(ClassifierMixin, BaseEstimator):
     def _write_labels(self, rows, cols, codes):
         self.annotations_[rows, cols] = codes
         np.add.at(self.n_labels_, rows, 1)
-        self._apply_counts(rows, codes)
+        touched = self._apply_counts(rows, codes)
+        self._index_touch(touched)
         start, stop = self.n_labels_seen_, self.n_labels_seen_ + int(rows.size)
         if stop > self._log.shape[0]:  # amortized O(1) appends
             grown = np.zeros((max(2 * self._log.shape[0], stop, 64), 3), dtype=np.int64)
@@ -493,9 +623,11 @@ class _BaseAnnotator(ClassifierMixin, BaseEstimator):
         self.n_labels_seen_ = stop
 
     def _apply_counts(self, rows, codes):
+        """Record the votes and rescore; return the rows whose score changed (None: all)."""
         np.add.at(self.counts_, (rows, codes), 1.0)
         touched = np.unique(rows)
         self.uncertainty_[touched] = self._own_uncertainty(touched)
+        return touched
 
     # -- prediction -------------------------------------------------------------------------------
     def predict_proba(self, X):
@@ -618,23 +750,10 @@ class _BaseAnnotator(ClassifierMixin, BaseEstimator):
 
 
 def _top_sorted(q, r, eligible, b):
-    """The first ``b`` eligible rows ranked by (q desc, r desc, index asc), in rank order; O(n).
+    """The first ``b`` eligible rows ranked by (q desc, r desc, index asc), in rank order; O(n)."""
+    from sklearn_frontier.kernels._annotation_reference import select_top
 
-    The tie keys ``r`` are distinct (SplitMix64 is a bijection), so the boundary group of equal q is
-    cut by a partition on r instead of a full sort.
-    """
-    cand = np.flatnonzero(eligible)
-    if cand.size > b:
-        qc = q[cand]
-        qb = np.partition(qc, cand.size - b)[cand.size - b]
-        above = cand[qc > qb]
-        group = cand[qc == qb]
-        need = b - above.size
-        if group.size > need:
-            group = group[np.argpartition(~r[group], need - 1)[:need]]
-        cand = np.concatenate([above, group])
-    order = np.lexsort((cand, ~r[cand], -q[cand]))
-    return cand[order[:b]]
+    return select_top(q, r, eligible, None, None, 0, b)
 
 
 def _argmax_with_ties(primary, secondary, tie_keys):
@@ -742,6 +861,9 @@ class RoundRobinAnnotator(_BaseAnnotator):
     def _selection_scores(self):
         return -self.n_labels_.astype(np.float64)
 
+    def _scores_at(self, rows):
+        return -self.n_labels_[rows].astype(np.float64)
+
 
 class RandomAnnotator(RoundRobinAnnotator):
     __doc__ = """Uniformly random selection among eligible samples (a seeded hash per query).
@@ -777,6 +899,9 @@ class RandomAnnotator(RoundRobinAnnotator):
 
     def _query_tie_keys(self):
         return _kernels().splitmix64_keys(self._tie_keys_ ^ np.uint64(self.n_labels_seen_))
+
+    def _incremental_keys(self):
+        return False  # the tie keys are re-hashed at every query
 
 
 class MA3SAnnotator(_BaseAnnotator):
@@ -1031,6 +1156,32 @@ class MA3SAnnotator(_BaseAnnotator):
             return None
         return self.uncertainty_ >= self.stop_threshold
 
+    def _stop_rows(self, rows):
+        if self.stop_threshold is None:
+            return None
+        return self.uncertainty_[rows] >= self.stop_threshold
+
+    def _scores_at(self, rows):
+        return self.uncertainty_[rows]
+
+    def _incremental_keys(self):
+        # smoothing rescores every row after each update
+        return super()._incremental_keys() and self.propagation != "uncertainty"
+
+    def _diverse(self, b):
+        return b > 1 and self.batch_diversity and self.propagation == "evidence" and self.diversity_weight > 0
+
+    def _select_indexed(self, index, b):
+        if not self._diverse(b):
+            return super()._select_indexed(index, b)
+        pi, px, pd = self._pt
+        a0, b0 = self._prior
+        stop = -1.0 if self.stop_threshold is None else float(self.stop_threshold)
+        return _kernels().select_diverse(index["q"], self._tie_keys_, index["eligible"], index["heap"],
+                                         index["pos"], index["size"], self.counts_, self.propagated_evidence_,
+                                         pi, px, pd, self.propagation_strength_, float(self.diversity_weight),
+                                         a0, b0, b, stop, scratch=index["slot"])
+
     # -- update -------------------------------------------------------------------------------------
     def _affected_rows(self, rows):
         indptr, indices, _ = self._pt
@@ -1055,11 +1206,11 @@ class MA3SAnnotator(_BaseAnnotator):
             np.add.at(self.counts_, (rows, codes), 1.0)
             if self.propagation == "uncertainty":
                 self._refresh_all()
-            else:
-                touched = np.unique(rows)
-                a0, b0 = self._prior
-                self.uncertainty_[touched] = k.refresh_rows(self.counts_, self.counts_, 0.0, touched, a0, b0)
-            return
+                return None
+            touched = np.unique(rows)
+            a0, b0 = self._prior
+            self.uncertainty_[touched] = k.refresh_rows(self.counts_, self.counts_, 0.0, touched, a0, b0)
+            return touched
         pi, px, pd = self._pt
         wi, wx, wd = self._wt
         *_, touched = k.apply_labels(self.counts_, self.propagated_evidence_, self._h, self._tallies, rows, codes,
@@ -1070,11 +1221,12 @@ class MA3SAnnotator(_BaseAnnotator):
             if abs(lam_hat - current) > _LAMBDA_MAX / _LAMBDA_GRID:
                 self._lambda_steps = _snap(lam_hat)
                 self._refresh_all()
-                return
+                return None
         touched = np.unique(touched)
         a0, b0 = self._prior
         self.uncertainty_[touched] = k.refresh_rows(self.counts_, self.propagated_evidence_,
                                                     self.propagation_strength_, touched, a0, b0)
+        return touched
 
     # -- batch diversity ------------------------------------------------------------------------------
     def _select(self, q, r, eligible, b, scores, return_utilities):

@@ -131,6 +131,7 @@ class SimulatedCrowd:
                 self.difficulty_exponent = float(difficulty_exponent)
         self.used_ = np.zeros((y_true.size, m), dtype=bool)
         self._matrix = np.full((y_true.size, m), -1, dtype=np.int64)
+        self._free = {}  # sample -> its free workers, ascending (a cache of ~used_, built on first request)
 
     def _p_correct(self, i, j):
         p = self.accuracy_[j]
@@ -157,17 +158,20 @@ class SimulatedCrowd:
         if not 0 <= i < self.y_true.size:
             raise ValueError(f"sample index {i} out of range.")
         rng = self._rng
+        free = self._free.get(i)
+        if free is None:
+            free = self._free[i] = np.flatnonzero(~self.used_[i]).tolist()
         if annotator is None:
-            avail = np.flatnonzero(~self.used_[i])
-            if avail.size == 0:
+            if not free:
                 return None
-            j = int(avail[rng.integers(avail.size)])
+            j = free.pop(int(rng.integers(len(free))))
         else:
             j = int(annotator)
             if not 0 <= j < self.n_workers:
                 raise ValueError(f"annotator {j} out of range.")
             if self.used_[i, j]:
                 return None
+            free.remove(j)
         K, y = self.classes_.size, int(self.codes_[i])
         if self.confusion_ is not None:
             code = int(np.searchsorted(np.cumsum(self.confusion_[j, y]), rng.random(), side="right"))
@@ -256,6 +260,7 @@ class SimulatedCrowd:
 
         self.used_ = np.array(state["used"], dtype=bool)
         self._matrix = np.array(state["matrix"], dtype=np.int64)
+        self._free = {}
         self._rng.bit_generator.state = json.loads(str(state["rng"]))
         return self
 

@@ -147,6 +147,7 @@ def from_state_arrays(data, prefix="", expected_class=None):
         est._pt = tuple(np.ascontiguousarray(get(k)) for k in ("pt_indptr", "pt_indices", "pt_data"))
         est._wt = tuple(np.ascontiguousarray(get(k)) for k in ("wt_indptr", "wt_indices", "wt_data"))
         est._separate_h = bool(get("separate_h"))
+    est._rebuild_index()
     return est
 
 

@@ -7,11 +7,13 @@ from scipy.spatial import cKDTree
 from sklearn.neighbors import NearestNeighbors
 
 
-def knn_neighbors(X, n_neighbors, *, metric="euclidean", n_jobs=None):
+def knn_neighbors(X, n_neighbors, *, metric="euclidean", n_jobs=None, algorithm="auto"):
     """Each row's ``n_neighbors`` nearest other rows of ``X``, nearest first.
 
     Self is removed robustly: entry ``i`` is dropped from row ``i``; if exact duplicates displaced
-    it from the list, the last entry is dropped instead.
+    it from the list, the last entry is dropped instead. ``algorithm`` is passed to
+    ``NearestNeighbors``; with ``"brute"`` and the Euclidean metric the (GEMM-based, less accurate)
+    distances of the chosen neighbours are recomputed exactly and each row re-sorted by them.
 
     Returns
     -------
@@ -23,8 +25,13 @@ def knn_neighbors(X, n_neighbors, *, metric="euclidean", n_jobs=None):
     k = int(min(n_neighbors, n - 1))
     if k < 1:
         raise ValueError(f"A kNN graph needs at least 2 samples, got n_samples={n}.")
-    nn = NearestNeighbors(n_neighbors=k + 1, metric=metric, n_jobs=n_jobs).fit(X)
+    nn = NearestNeighbors(n_neighbors=k + 1, metric=metric, n_jobs=n_jobs, algorithm=algorithm).fit(X)
     dist, idx = nn.kneighbors(X)
+    if algorithm == "brute" and metric == "euclidean":
+        diff = X[idx] - X[:, None, :]
+        dist = np.sqrt(np.einsum("nkd,nkd->nk", diff, diff))
+        order = np.argsort(dist, axis=1, kind="stable")
+        dist, idx = np.take_along_axis(dist, order, 1), np.take_along_axis(idx, order, 1)
     is_self = idx == np.arange(n)[:, None]
     # Keep k entries per row: drop self where present, else the farthest entry.
     drop = np.where(is_self.any(axis=1), is_self.argmax(axis=1), k)
@@ -47,7 +54,7 @@ def local_scales(dist, *, floor=None):
 
 
 def local_scaling_knn_graph(X, n_neighbors, *, metric="euclidean", row_normalize=True, symmetrize=None,
-                            floor=None, n_jobs=None, return_neighbors=False):
+                            floor=None, n_jobs=None, return_neighbors=False, algorithm="auto"):
     """Sparse kNN graph with Zelnik-Manor–Perona weights ``exp(-d_ij**2 / (sigma_i sigma_j))``.
 
     Parameters
@@ -64,6 +71,8 @@ def local_scaling_knn_graph(X, n_neighbors, *, metric="euclidean", row_normalize
         Floor of the local scale, see :func:`local_scales`.
     return_neighbors : bool, default=False
         Also return ``(dist, idx)``.
+    algorithm : str, default="auto"
+        Neighbour search of :func:`knn_neighbors`.
 
     Returns
     -------
@@ -71,7 +80,7 @@ def local_scaling_knn_graph(X, n_neighbors, *, metric="euclidean", row_normalize
     """
     from sklearn_frontier.kernels import local_scaling_weights
 
-    dist, idx = knn_neighbors(X, n_neighbors, metric=metric, n_jobs=n_jobs)
+    dist, idx = knn_neighbors(X, n_neighbors, metric=metric, n_jobs=n_jobs, algorithm=algorithm)
     n, k = idx.shape
     sigma = local_scales(dist, floor=floor)
     w = local_scaling_weights(dist, idx, sigma)
