@@ -158,3 +158,25 @@ def test_tradeoff_example_smoke(tmp_path):
     res = module.main(n_layers=1, max_iter=3, path=tmp_path / "tradeoff.png")
     assert (tmp_path / "tradeoff.png").exists()
     assert res["SVD+RTN"][-1, 1] < res["RTN"][0, 1]  # rank 8 SVD beats RTN g128
+
+
+def test_quantize_model_layers_in_parallel_equal_sequential():
+    import torch
+
+    from sklearn_frontier.quantization import quantize_model
+
+    def model():
+        torch.manual_seed(0)
+        return torch.nn.Sequential(torch.nn.Linear(32, 32), torch.nn.ReLU(), torch.nn.Linear(32, 16))
+
+    batches = [torch.randn(16, 32, generator=torch.Generator().manual_seed(1))]
+    sequential, parallel = model(), model()
+    report_seq = quantize_model(sequential, batches, method="twinquant", group_size=16, rank=2,
+                                quantizer_params={"max_iter": 5}, random_state=0)
+    report_par = quantize_model(parallel, batches, method="twinquant", group_size=16, rank=2,
+                                quantizer_params={"max_iter": 5}, random_state=0, n_jobs=2)
+    assert [r["name"] for r in report_par.layers] == [r["name"] for r in report_seq.layers]
+    for a, b in zip(sequential.state_dict().values(), parallel.state_dict().values()):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+    x = torch.randn(4, 32)
+    torch.testing.assert_close(sequential(x), parallel(x), rtol=0, atol=0)

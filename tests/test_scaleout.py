@@ -173,3 +173,32 @@ def test_no_home_made_process_pools():
                 bad = []
             offenders += [f"{path.relative_to(ROOT)}:{node.lineno}: {b}" for b in bad]
     assert offenders == [], "use sklearn.utils.parallel.Parallel/delayed instead of:\n" + "\n".join(offenders)
+
+
+def _backend_in_worker():
+    import sklearn_frontier
+
+    return sklearn_frontier.get_config()["backend"]
+
+
+@pytest.mark.parametrize("prefer", ["threads", "processes"])
+def test_parallel_tasks_carry_the_frontier_config(prefer):
+    import sklearn_frontier
+    from sklearn_frontier.utils._parallel import Parallel, delayed
+
+    with sklearn_frontier.config_context(backend="reference"):
+        seen = Parallel(n_jobs=2, prefer=prefer)(delayed(_backend_in_worker)() for _ in range(4))
+    assert seen == ["reference"] * 4
+
+
+def test_internal_loops_use_the_config_carrying_delayed():
+    """Every loop of the suite takes delayed from utils._parallel (sklearn's alone drops the kernel backend)."""
+    offenders = []
+    for path in _source_files():
+        if path.name == "_parallel.py":
+            continue
+        tree = ast.parse(path.read_text(), filename=str(path))
+        offenders += [f"{path.relative_to(ROOT)}:{node.lineno}" for node in ast.walk(tree)
+                      if isinstance(node, ast.ImportFrom) and node.module == "sklearn.utils.parallel"
+                      and any(a.name == "delayed" for a in node.names)]
+    assert offenders == [], "import delayed from sklearn_frontier.utils._parallel:\n" + "\n".join(offenders)

@@ -109,9 +109,8 @@ def resolution_scan(W, *, objective="modularity", resolution_range=(0.01, 30.0),
     runs : list of ndarray
         ``n_resolutions * n_restarts`` canonical label vectors, grid-major.
     """
-    from sklearn.utils.parallel import Parallel, delayed
-
     from sklearn_frontier.kernels._dispatch import get_implementation
+    from sklearn_frontier.utils._parallel import Parallel, delayed
 
     indptr, indices, data = _csr_parts(W)
     strength = null_strength(W, objective)

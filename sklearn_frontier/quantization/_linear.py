@@ -11,6 +11,7 @@ import torch
 from sklearn.base import clone
 
 from sklearn_frontier._config import config_context, get_config
+from sklearn_frontier.utils._parallel import Parallel, delayed
 from sklearn_frontier.utils._progress import progress_bar
 
 from ._calibration import CalibrationStats
@@ -380,9 +381,18 @@ def _feed(module, batch, forward_fn):
     return module(batch)
 
 
+def _quantize_layer(W, stats, settings):
+    """Fit one layer's quantizer (a joblib task: plain arrays in, fitted quantizer and its outputs back)."""
+    t0 = time.perf_counter()
+    est = _make_quantizer(*settings)
+    est.fit(W, X_calib=stats)
+    return est, est.quantize(), est.transform(W).astype(np.float64), time.perf_counter() - t0
+
+
 def quantize_model(module, calibration_inputs=None, method="twinquant", *, n_bits=4, group_size=None, rank=8,
                    weight_format="int", act_bits=None, include=None, exclude=None, quantizer_params=None,
-                   forward_fn=None, max_calibration_tokens=4096, backend=None, random_state=None, verbose=0):
+                   forward_fn=None, max_calibration_tokens=4096, backend=None, n_jobs=None, random_state=None,
+                   verbose=0):
     """Replace every matching ``nn.Linear`` of ``module`` by a :class:`TwinQuantLinear`, in place.
 
     One calibration pass of the FP model over ``calibration_inputs`` (an iterable of batches, fed as
@@ -410,6 +420,10 @@ def quantize_model(module, calibration_inputs=None, method="twinquant", *, n_bit
         Token reservoir kept per layer (for W4A4); the Gram uses every token.
     backend : str or None
         Kernel backend stored on the new modules.
+    n_jobs : int, default=None
+        Layers quantized in parallel through :class:`sklearn.utils.parallel.Parallel` (so
+        ``joblib.parallel_config(backend="dask")`` spreads them over a cluster); the result does not
+        depend on it.
     random_state : int or None
         Seed of the quantizers and of the token reservoirs.
     verbose : int, default=0
@@ -470,29 +484,29 @@ def quantize_model(module, calibration_inputs=None, method="twinquant", *, n_bit
             for h in hooks:
                 h.remove()
     parents = dict(module.named_modules())
-    bar = progress_bar(targets, desc="quantize_model", verbose=verbose, unit="layer")
-    for name, sub in bar:
-        bar.set_postfix(layer=name)
-        t0 = time.perf_counter()
-        est = _make_quantizer(method, n_bits, group_size, rank, weight_format, act_bits, quantizer_params,
-                              random_state)
-        W = sub.weight.detach().to(torch.float32).cpu().numpy()
+    settings = (method, n_bits, group_size, rank, weight_format, act_bits, quantizer_params, random_state)
+    jobs = []
+    for name, sub in targets:
         st = stats.get(name)
-        if st is not None and st.n_samples_ == 0:
-            st = None
-        est.fit(W, X_calib=st)
-        new = TwinQuantLinear.from_quantized(est.quantize(), bias=sub.bias, backend=backend)
+        jobs.append((name, sub.weight.detach().to(torch.float32).cpu().numpy(),
+                     st if st is not None and st.n_samples_ > 0 else None))
+    fitted = Parallel(n_jobs=n_jobs, return_as="generator")(
+        delayed(_quantize_layer)(W, st, settings) for _, W, st in jobs)
+    bar = progress_bar(zip(targets, jobs, fitted), total=len(jobs), desc="quantize_model", verbose=verbose,
+                       unit="layer")
+    for (name, sub), (_, W, st), (est, packed, W_hat, fit_time) in bar:
+        bar.set_postfix(layer=name)
+        new = TwinQuantLinear.from_quantized(packed, bias=sub.bias, backend=backend)
         new.to(sub.weight.device)
         parent_name, _, child = name.rpartition(".")
         setattr(parents[parent_name] if parent_name else module, child, new)
-        W_hat = est.transform(W).astype(np.float64)
         W64 = W.astype(np.float64)
         wrel = float(np.sum((W64 - W_hat) ** 2) / max(np.sum(W64**2), 1e-300))
         report.layers.append({
             "name": name, "shape": tuple(W.shape), "method": type(est).__name__,
             "bits_per_weight": float(est.bits_per_weight_), "bits_breakdown": dict(est.bits_breakdown_),
             "calib_relative_error": float(est.reconstruction_error_) if st is not None else float("nan"),
-            "weight_relative_error": wrel, "fit_time_s": time.perf_counter() - t0,
+            "weight_relative_error": wrel, "fit_time_s": fit_time,
             "rank": int(getattr(est, "rank_", 0)), "group_size": int(est.group_size_),
         })
     bar.close()

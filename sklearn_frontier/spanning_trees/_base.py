@@ -10,7 +10,7 @@ from scipy.stats import chi2
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils.parallel import Parallel, delayed
+from sklearn_frontier.utils._parallel import Parallel, delayed
 
 from sklearn_frontier.utils._compat import (
     Interval,
