@@ -31,7 +31,7 @@ from sklearn.model_selection import StratifiedKFold, cross_val_predict, train_te
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.preprocessing import StandardScaler
 
-from benchmarks._harness import write_results
+from benchmarks._harness import headline_pair, write_results
 from sklearn_frontier import config_context
 from sklearn_frontier.annotation import (
     MA3SAnnotator,
@@ -393,8 +393,8 @@ def main(argv=None):
             "acc_3n_vs_GRR",
             "acc_3n_wins_vs_GRR", "acc_3n_mv_graph_ties", "acc_3n_one_coin", "acc_3n_ds", "aulc", "aulc_vs_GRR",
             "downstream_lr", "downstream_lr_vs_GRR", "downstream_knn", "annotator_s", "time_vs_GRR", "mean_lambda"]
-    head = next((i for i, r in enumerate(summary) if r["dataset"] == "breast_cancer" and r["strategy"] == "MA3S-E"),
-                0)
+    head = headline_pair(summary, key="strategy", ours="MA3S-E", baseline="GRR", metric="acc_3n",
+                         lower_is_better=False, dataset="breast_cancer")
     text = write_results(args.name, summary, notes=notes, columns=cols, headline=head)
     print(text)
     import json

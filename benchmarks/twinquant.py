@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from benchmarks._harness import write_results
+from benchmarks._harness import headline_pair, write_results
 
 
 def build_model(d, ffn, n_blocks, seed):
@@ -177,7 +177,9 @@ def main(argv=None):
             "min_cos", "quant_time_s", "tq_mean_ratio", "tq_wins", "tq_none_mean_ratio", "tq_none_wins"]
     name = "twinquant_quick" if args.quick else "twinquant"
     text = write_results(name, summary, command="python -m benchmarks twinquant" + (" --quick" if args.quick else ""),
-                         notes=notes, columns=cols)
+                         notes=notes, columns=cols,
+                         headline=headline_pair(summary, key="method", ours="TwinQuant r8", baseline="SVD r8",
+                                                metric="mean_rel_err"))
     print(text)
     return 0
 

@@ -35,7 +35,7 @@ _EXPORTS = {
     "sklearn_frontier.quantization": ["TwinQuant", "RTNQuantizer", "SVDQuantizer", "WUSHQuantizer",
                                       "CalibrationStats", "TwinQuantLinear", "quantize_model"],
     # shared data generators
-    "sklearn_frontier.datasets": ["make_sdr_regression", "make_hypergraph_sbm", "make_horseshoe", "horseshoe_boundary", "make_rotated_u", "make_two_regime_hierarchy"],
+    "sklearn_frontier.datasets": ["make_sdr_regression", "make_hypergraph_sbm", "make_horseshoe", "horseshoe_boundary", "make_rotated_u", "make_two_regime_hierarchy", "make_outlier_weights", "make_outlier_activations", "load_minilm_l6_v2", "load_stdlib_docstrings"],
     "sklearn_frontier.exceptions": ["WeakInstrumentWarning", "UnidentifiedInterventionWarning", "IVScoreWarning", "ConfigurationFallbackWarning"],
 }
 for _module, _names in _EXPORTS.items():

@@ -487,10 +487,10 @@ def load_stdlib_docstrings(*, min_length=40, max_length=1000, modules=None):
     Examples
     --------
     >>> from sklearn_frontier.datasets import load_stdlib_docstrings
-    >>> texts, names = load_stdlib_docstrings(modules=["bisect"])
+    >>> texts, names = load_stdlib_docstrings(modules=["textwrap"])
     >>> len(texts) == len(names) > 0 and all(len(t) >= 40 for t in texts)
     True
-    >>> load_stdlib_docstrings(modules=["bisect"]) == (texts, names)
+    >>> load_stdlib_docstrings(modules=["textwrap"]) == (texts, names)
     True
     """
     if min_length < 0 or max_length < min_length:
