@@ -368,9 +368,9 @@ def _append_ablation():
     """Append the timing and ablation tables (where present) to quantization.md / quantization_quick.md."""
     from benchmarks._harness import RESULTS
 
-    marker = ("\n## Single-thread timing run and TwinQuant parametrisation ablation\n\nThe main table ran with 2 "
-              "torch threads on a 2-core machine shared with other jobs (thread spinning inflates its CPU seconds); "
-              "the timing run below is the same code with OMP_NUM_THREADS=1.\n")
+    marker = ("\n## Single-thread timing run and TwinQuant parametrisation ablation\n\nThe timing run is the same "
+              "code with OMP_NUM_THREADS=1 (`--timing`); the ablation compares TwinQuant variants with the default "
+              "on every layer (`--ablation`); each table shows the command that reproduces it.\n")
     srcs = [RESULTS / f for f in ("quantization_timing.md", "quantization_ablation.md",
                                   "quantization_ablation_quick.md") if (RESULTS / f).exists()]
     if not srcs:
