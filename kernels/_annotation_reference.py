@@ -449,18 +449,33 @@ def select_diverse(q, r, eligible, heap, pos, size, C, N, pt_indptr, pt_indices,
     ...                1.0, 1.0, 1.0, 1.0, 2, -1.0).tolist()  # 0 first, then not its neighbour 1
     [0, 2]
     """
+    picks, _ = select_diverse_with_utilities(q, r, eligible, C, N, pt_indptr, pt_indices, pt_data, lam, rho,
+                                             prior_a, prior_b, b, stop)
+    return picks
+
+
+def select_diverse_with_utilities(q, r, eligible, C, N, pt_indptr, pt_indices, pt_data, lam, rho, prior_a, prior_b,
+                                  b, stop, scores=None, refresh=refresh_rows):
+    """The loop of :func:`select_diverse`; with ``scores``, also the utility row each pick was made from.
+
+    The row is ``scores`` where eligible, the virtually re-scored uncertainty on the touched rows and NaN on
+    the rows already picked (``MA3SAnnotator.query(return_utilities=True)``). ``refresh`` re-scores the
+    touched rows (the dispatched ``refresh_rows`` of the caller's backend). Returns ``(picks, utilities)``,
+    ``utilities`` None without ``scores``.
+    """
     import heapq
 
     n = q.size
     pi, px, pd = pt_indptr, pt_indices, pt_data
     max_indeg = int(np.max(np.diff(pi))) if pi.size > 1 else 0
     ranking = select_top(q, r, eligible, None, None, 0, b * (2 + max_indeg))
+    # virtual votes live in scratch deltas (calloc: only the touched pages are paid for)
     dC, dN = np.zeros(C.shape), np.zeros(N.shape)
     is_touched = np.zeros(n, dtype=bool)
     current = {}  # touched row -> (q, u, version)
     order = []  # (-q, -r, row, version): the best touched row on top
     picked = set()
-    picks = []
+    picks, utilities = [], []
     ptr = 0
     while len(picks) < b:
         while ptr < ranking.size and (is_touched[ranking[ptr]] or int(ranking[ptr]) in picked):
@@ -480,6 +495,13 @@ def select_diverse(q, r, eligible, heap, pos, size, C, N, pt_indptr, pt_indices,
         if best is None:
             break
         i = best
+        if scores is not None:
+            row = np.where(eligible, scores, np.nan)
+            for j, (_, uj, _) in current.items():
+                if eligible[j]:
+                    row[j] = uj
+            row[list(picked)] = np.nan
+            utilities.append(row)
         picks.append(i)
         picked.add(i)
         if len(picks) == b:
@@ -494,12 +516,15 @@ def select_diverse(q, r, eligible, heap, pos, size, C, N, pt_indptr, pt_indices,
         nbrs = px[pi[i]:pi[i + 1]]
         dN[nbrs, leader] += rho * pd[pi[i]:pi[i + 1]]  # CSR row indices are distinct
         rows = np.unique(np.r_[i, nbrs])
-        u = refresh_rows(np.ascontiguousarray(C[rows] + dC[rows]), np.ascontiguousarray(N[rows] + dN[rows]),
-                         lam, np.arange(rows.size), prior_a, prior_b)
+        u = refresh(np.ascontiguousarray(C[rows] + dC[rows]), np.ascontiguousarray(N[rows] + dN[rows]),
+                    lam, np.arange(rows.size), prior_a, prior_b)
         qs = np.rint(u * 1e9).astype(np.int64)
         is_touched[rows] = True
         for j, qj, uj in zip(rows.tolist(), qs.tolist(), u.tolist()):
             version = current[j][2] + 1 if j in current else 0
             current[j] = (qj, uj, version)
             heapq.heappush(order, (-qj, -int(r[j]), j, version))
-    return np.asarray(picks, dtype=np.int64)
+    picks = np.asarray(picks, dtype=np.int64)
+    if scores is None:
+        return picks, None
+    return picks, np.asarray(utilities).reshape(picks.size, eligible.size)

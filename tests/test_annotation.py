@@ -518,3 +518,19 @@ def test_indexed_query_equals_a_full_ranking(cls, kw, backend):
         if cls is MA3SAnnotator:
             est.set_params(stop_threshold=0.1)  # a stale index is rebuilt
             np.testing.assert_array_equal(est.query(batch_size=5), est.query(batch_size=5, candidates=everyone))
+
+
+def test_diverse_batch_with_utilities_equals_the_kernel_batch():
+    """query(return_utilities=True) goes through the reference loop, the plain query through the fast kernel."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 3))
+    Y = np.full((60, 4), np.nan)
+    Y[rng.choice(60, 25, replace=False), 0] = rng.integers(0, 2, 25)
+    est = MA3SAnnotator(n_neighbors=5, random_state=0).fit(X, Y)
+    plain = est.query(batch_size=6)
+    picks, util = est.query(batch_size=6, return_utilities=True)
+    np.testing.assert_array_equal(picks, plain)
+    assert util.shape == (6, 60)
+    for t, i in enumerate(picks):
+        assert np.all(np.isnan(util[t, picks[:t]]))
+        assert util[t, i] >= np.nanmax(util[t]) - 1e-9  # each pick is a best row of the utilities it saw

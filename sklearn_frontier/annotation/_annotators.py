@@ -1230,87 +1230,24 @@ class MA3SAnnotator(_BaseAnnotator):
 
     # -- batch diversity ------------------------------------------------------------------------------
     def _select(self, q, r, eligible, b, scores, return_utilities):
-        """Greedy batch with virtual votes ("kriging believer"), lazily over the top of the ranking.
+        """Greedy batch with virtual votes ("kriging believer"): the ``select_diverse`` kernel on any ranking.
 
-        A pick changes the keys of itself and its reverse neighbours only, so after t picks the best
-        untouched row lies within the first ``t * (2 + max in-degree)`` rows of the initial ranking:
-        sort only those, and keep the touched rows' new keys apart. O(n + b k log n).
+        With ``return_utilities`` the reference loop also records the utility row of each pick.
         """
-        lam = self.propagation_strength_
-        if b == 1 or not self.batch_diversity or self.propagation != "evidence" or self.diversity_weight == 0:
+        if not self._diverse(b):
             return super()._select(q, r, eligible, b, scores, return_utilities)
-        import heapq
-
-        from sklearn_frontier.kernels import get_implementation
-
-        k = _kernels()
-        _, refresh = get_implementation("refresh_rows")  # resolved once per query, not per pick
-        a0, b0 = self._prior
-        rho = float(self.diversity_weight)
         pi, px, pd = self._pt
-        C, N = self.counts_, self.propagated_evidence_
-        max_indeg = int(np.max(np.diff(pi))) if pi.size > 1 else 0
-        ranking = _top_sorted(q, r, eligible, b * (2 + max_indeg))
-        n = q.size
-        # Virtual votes live in lazily zeroed scratch deltas (calloc: only touched pages are paid for).
-        dC, dN = np.zeros(C.shape), np.zeros(N.shape)
-        is_touched = np.zeros(n, dtype=bool)
-        current = {}  # touched row -> (q, u, version)
-        heap = []  # (-q, -r, row, version): the best touched row on top
-        picked = set()
-        picks, utilities = [], []
-        stop = self.stop_threshold
-        ptr = 0
-        while len(picks) < b:
-            while ptr < ranking.size and (is_touched[ranking[ptr]] or int(ranking[ptr]) in picked):
-                ptr += 1
-            best, best_key = None, None
-            if ptr < ranking.size:
-                best = int(ranking[ptr])
-                best_key = (-int(q[best]), -int(r[best]), best)
-            while heap:
-                neg_q, neg_r, j, version = heap[0]
-                if (current[j][2] != version or j in picked or not eligible[j]
-                        or (stop is not None and current[j][1] < stop)):
-                    heapq.heappop(heap)
-                    continue
-                if best_key is None or (neg_q, neg_r, j) < best_key:
-                    best, best_key = j, (neg_q, neg_r, j)
-                break
-            if best is None:
-                break
-            i = best
-            if return_utilities:
-                row = np.where(eligible, scores, np.nan)
-                for j, (_, uj, _) in current.items():
-                    if eligible[j]:
-                        row[j] = uj
-                row[list(picked)] = np.nan
-                utilities.append(row)
-            picks.append(i)
-            picked.add(i)
-            if len(picks) == b:
-                break
-            e_i = (C[i] + dC[i]) + lam * (N[i] + dN[i])
-            top = np.flatnonzero(e_i >= e_i.max())
-            if top.size > 1:
-                h = k.splitmix64_keys(r[i] ^ top.astype(np.uint64))
-                top = top[h >= h.max()]
-            leader = int(top[0])
-            dC[i, leader] += rho
-            nbrs = px[pi[i]:pi[i + 1]]
-            dN[nbrs, leader] += rho * pd[pi[i]:pi[i + 1]]  # CSR row indices are distinct
-            rows = np.unique(np.r_[i, nbrs])
-            u = refresh(np.ascontiguousarray(C[rows] + dC[rows]), np.ascontiguousarray(N[rows] + dN[rows]),
-                        lam, np.arange(rows.size), a0, b0)
-            qs = np.rint(u * _KEY_SCALE).astype(np.int64)
-            is_touched[rows] = True
-            for j, qj, uj in zip(rows.tolist(), qs.tolist(), u.tolist()):
-                version = current[j][2] + 1 if j in current else 0
-                current[j] = (qj, uj, version)
-                heapq.heappush(heap, (-qj, -int(r[j]), j, version))
-        utilities = np.asarray(utilities).reshape(len(picks), eligible.size) if return_utilities else None
-        return np.asarray(picks, dtype=np.int64), utilities
+        a0, b0 = self._prior
+        lam, rho = self.propagation_strength_, float(self.diversity_weight)
+        stop = -1.0 if self.stop_threshold is None else float(self.stop_threshold)
+        args = (self.counts_, self.propagated_evidence_, pi, px, pd, lam, rho, a0, b0, b, stop)
+        if not return_utilities:
+            return _kernels().select_diverse(q, r, eligible, None, None, 0, *args), None
+        from sklearn_frontier.kernels import get_implementation
+        from sklearn_frontier.kernels._annotation_reference import select_diverse_with_utilities
+
+        _, refresh = get_implementation("refresh_rows")  # resolved once per query, not per pick
+        return select_diverse_with_utilities(q, r, eligible, *args, scores=scores, refresh=refresh)
 
 
 def _snap(lam_hat):
