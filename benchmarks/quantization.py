@@ -194,6 +194,8 @@ def embedding_cosine(model, replaced, texts, ref_emb):
 
 
 def run_methods(model, layers, stats, test, test_grams, test_texts, ref_emb, candidates, w4a4=False, verbose=True):
+    from sklearn_frontier.quantization import TwinQuantLinear
+
     mods = dict(model.named_modules())
     per_layer, rows = {}, []
     for label, est_proto in candidates.items():
@@ -211,7 +213,8 @@ def run_methods(model, layers, stats, test, test_grams, test_texts, ref_emb, can
                 est.fit(W, X_calib=stats[name])
             fit_cpu += time.process_time() - c0
             bias = lin.bias.detach().double().numpy()
-            module = est.to_module(bias=bias)
+            module = est.to_module(bias=bias) if isinstance(est, HQQAnchor) else \
+                TwinQuantLinear.from_quantized(est.quantize(), bias=bias)
             if w4a4:
                 errs.append(_w4a4_err(module, test[name], W))
             else:

@@ -50,9 +50,9 @@ def run_gpu(quick):  # pragma: no cover - needs CUDA
     import torch
     import triton
 
-    from sklearn_frontier.kernels._quantization_reference import dequantize_int4_torch
-    from sklearn_frontier.kernels._quantization_reference import dual_matmul as ref
-    from sklearn_frontier.kernels._quantization_triton import dual_matmul as fused
+    from sklearn_frontier.kernels.quantization._reference import dequantize_int4_torch
+    from sklearn_frontier.kernels.quantization._reference import dual_matmul as ref
+    from sklearn_frontier.kernels.quantization._triton import dual_matmul as fused
 
     rows = []
     # correctness first, small shapes
@@ -85,8 +85,8 @@ def run_gpu(quick):  # pragma: no cover - needs CUDA
 def run_cpu(quick):
     import torch
 
-    from sklearn_frontier.kernels._quantization_numba import dual_matmul as numba_dual
-    from sklearn_frontier.kernels._quantization_reference import dequantize_int4_torch
+    from sklearn_frontier.kernels.quantization._numba import dual_matmul as numba_dual
+    from sklearn_frontier.kernels.quantization._reference import dequantize_int4_torch
 
     rows = []
     shapes = [(1024, 1024), (1536, 384)] if quick else [(4096, 4096), (1536, 384), (1024, 1024)]

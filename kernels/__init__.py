@@ -1,9 +1,12 @@
 """Numeric backends of sklearn_frontier: one name per kernel, a reference and a fast twin.
 
-Each public kernel function dispatches, through :func:`sklearn_frontier.get_config` ``["backend"]``,
-to a plain numpy/torch reference (``_*_reference.py``), a numba twin (``_*_numba.py``) or a Triton
-twin (``_*_triton.py``). Kernel modules are imported lazily: ``from sklearn_frontier.kernels import
-tree_precision_solve`` imports only the module that defines it.
+One sub-package per method family (``sdr``, ``spanning_trees``, ``configurations``, ``iv``, ``topology``,
+``annotation``, ``quantization``, ...) plus ``graphs``, the graph kernels that several families share. Each holds
+``__init__.py`` (registers and exposes the family's kernels), ``_reference.py`` (the plain numpy/torch oracle),
+``_numba.py`` and, where there is one, ``_triton.py``. Each public kernel function dispatches, through
+:func:`sklearn_frontier.get_config` ``["backend"]``, to one of them; ``_dispatch.py`` is the one dispatch point.
+Families are imported lazily: ``from sklearn_frontier.kernels import tree_precision_solve`` imports only the
+family that defines it.
 """
 
 import importlib
@@ -16,7 +19,7 @@ from ._dispatch import (
     registered_kernels,
 )
 
-# Public kernel modules: every non-underscore module of this package (one per kernel family).
+# Kernel families: every non-underscore sub-package of this package.
 # Every kernel they register is twin-tested by tests/test_kernels.py.
 KERNEL_MODULES = tuple(sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")))
 

@@ -58,7 +58,7 @@ def test_twin_matches_reference(name, backend):
 
 
 @pytest.mark.parametrize("module", ["_dispatch", *__import__("sklearn_frontier.kernels").kernels.KERNEL_MODULES,
-                                    "_annotation_reference"])
+                                    "annotation._reference"])
 def test_kernel_module_doctests(module):
     """kernels/ installs as sklearn_frontier.kernels, so its doctests run here, not via --doctest-modules."""
     import doctest

@@ -9,8 +9,8 @@ import pytest
 import scipy.sparse as sp
 from scipy.special import betainc
 
-from sklearn_frontier.kernels import _annotation_numba as nb
-from sklearn_frontier.kernels import _annotation_reference as ref
+from sklearn_frontier.kernels.annotation import _numba as nb
+from sklearn_frontier.kernels.annotation import _reference as ref
 
 BACKENDS = [ref, nb]
 

@@ -14,8 +14,8 @@ from sklearn_frontier.kernels import (
     self_tuning_csr,
     upper_envelope,
 )
-from sklearn_frontier.kernels import _configurations_numba as NB
-from sklearn_frontier.kernels import _configurations_reference as REF
+from sklearn_frontier.kernels.configurations import _numba as NB
+from sklearn_frontier.kernels.configurations import _reference as REF
 
 
 @pytest.fixture(autouse=True)

@@ -6,8 +6,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from sklearn_frontier.kernels._dispatch import triton_available, triton_interpret  # noqa: E402
-from sklearn_frontier.kernels._quantization_numba import dual_matmul as dual_numba  # noqa: E402
-from sklearn_frontier.kernels._quantization_reference import dual_matmul as dual_ref  # noqa: E402
+from sklearn_frontier.kernels.quantization._numba import dual_matmul as dual_numba  # noqa: E402
+from sklearn_frontier.kernels.quantization._reference import dual_matmul as dual_ref  # noqa: E402
 from sklearn_frontier.kernels.quantization import dual_matmul, fwht, pack_int4, unpack_int4  # noqa: E402
 
 SHAPES = [(1, 32, 64, 32, 4), (16, 64, 128, 64, 8), (48, 96, 256, 64, 16), (33, 40, 96, 32, 0)]
@@ -41,7 +41,7 @@ def _check(y, ref, dtype):
 def test_triton_twin_matches_reference(shape, asym):
     if not triton_available() or not (triton_interpret() or torch.cuda.is_available()):
         pytest.skip("triton needs CUDA or TRITON_INTERPRET=1")
-    from sklearn_frontier.kernels._quantization_triton import dual_matmul as dual_triton
+    from sklearn_frontier.kernels.quantization._triton import dual_matmul as dual_triton
 
     i = SHAPES.index(shape)
     with_t, with_bias = (i + asym) % 2 == 0, i % 2 == 1  # +-t and +-bias across the shape grid
@@ -54,7 +54,7 @@ def test_triton_twin_matches_reference(shape, asym):
 def test_triton_twin_float16(shape):
     if not triton_available() or not (triton_interpret() or torch.cuda.is_available()):
         pytest.skip("triton needs CUDA or TRITON_INTERPRET=1")
-    from sklearn_frontier.kernels._quantization_triton import dual_matmul as dual_triton
+    from sklearn_frontier.kernels.quantization._triton import dual_matmul as dual_triton
 
     args = _inputs(*shape, asym=False, with_t=True, with_bias=True, dtype=torch.float16)
     _check(dual_triton(*args), dual_ref(*args), torch.float16)
@@ -85,7 +85,7 @@ def test_integer_inputs_give_bitwise_equal_twins():
     assert torch.equal(ref, expected)
     assert torch.equal(dual_numba(*args), ref)
     if triton_available() and (triton_interpret() or torch.cuda.is_available()):
-        from sklearn_frontier.kernels._quantization_triton import dual_matmul as dual_triton
+        from sklearn_frontier.kernels.quantization._triton import dual_matmul as dual_triton
 
         assert torch.equal(dual_triton(*args), ref)
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from sklearn_frontier import config_context
-from sklearn_frontier.kernels import _sdr_numba, _sdr_reference
+from sklearn_frontier.kernels.sdr import _numba as _sdr_numba
+from sklearn_frontier.kernels.sdr import _reference as _sdr_reference
 from sklearn_frontier.kernels.sdr import (
     sdr_grad,
     sdr_local_wls,
@@ -208,7 +209,7 @@ def test_twins_agree_over_sizes(m, d, p):
 
 _THREAD_SCRIPT = """
 import numpy as np, sys
-from sklearn_frontier.kernels import _sdr_numba
+from sklearn_frontier.kernels.sdr import _numba as _sdr_numba
 rng = np.random.default_rng(0)
 n, p, d, m, k = 400, 30, 2, 256, 300
 X = rng.normal(size=(n, p)); nbr = rng.integers(0, n, size=(m, k)).astype(np.int64)

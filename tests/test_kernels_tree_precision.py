@@ -6,8 +6,8 @@ from scipy.stats import multivariate_normal
 
 from sklearn_frontier import config_context
 from sklearn_frontier.kernels import tree_collapsed_loglik, tree_precision_solve
-from sklearn_frontier.kernels._tree_precision_reference import routed_coefficients
-from sklearn_frontier.kernels.tree_precision import random_rooted_tree
+from sklearn_frontier.kernels.spanning_trees._reference import routed_coefficients
+from sklearn_frontier.kernels.spanning_trees import random_rooted_tree
 
 
 def _dense(parent, rho, prec):

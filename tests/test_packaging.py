@@ -24,6 +24,9 @@ def test_wheel_ships_kernels_as_subpackage(tmp_path):
     (wheel,) = tmp_path.glob("sklearn_frontier-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "sklearn_frontier/kernels/_dispatch.py" in names
+    shipped = {f"sklearn_frontier/kernels/{p.relative_to(ROOT / 'kernels').as_posix()}"
+               for p in (ROOT / "kernels").rglob("*.py")}
+    assert shipped <= set(names), f"kernel modules missing from the wheel: {sorted(shipped - set(names))}"
     assert not any(n.startswith("kernels/") for n in names), "a top-level 'kernels' package must not be installed"
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)

@@ -37,7 +37,7 @@ def test_module_dequantize_and_forward(est, layer_data):
     W, X = layer_data
     est.fit(W, X_calib=X)
     bias = torch.randn(W.shape[0])
-    mod = est.to_module(bias=bias)
+    mod = TwinQuantLinear.from_quantized(est.quantize(), bias=bias)
     W_hat = est.transform(W)
     np.testing.assert_array_equal(mod.dequantize().numpy(), W_hat)  # bitwise
     assert mod.memory_bits() == pytest.approx(est.bits_per_weight_ * W.size, abs=1e-6)
@@ -56,10 +56,10 @@ def test_module_dequantize_and_forward(est, layer_data):
         mod(torch.randn(3, W.shape[1] + 1))
 
 
-def test_to_module_rejects_unpacked_bits(layer_data):
+def test_module_rejects_unpacked_bits(layer_data):
     W, _ = layer_data
     with pytest.raises(ValueError, match="n_bits"):
-        RTNQuantizer(n_bits=3, group_size=32).fit(W).to_module()
+        TwinQuantLinear.from_quantized(RTNQuantizer(n_bits=3, group_size=32).fit(W).quantize())
 
 
 def test_quantize_model_on_small_mlp():

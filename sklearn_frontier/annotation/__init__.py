@@ -10,10 +10,11 @@ majority-vote and Dawid–Skene aggregation, long-format conversion and pickle-f
 from sklearn_frontier._registry import register_demo, register_estimator
 
 from ._aggregation import dawid_skene, majority_vote
-from ._annotators import MA3SAnnotator, RandomAnnotator, RoundRobinAnnotator
+from ._baselines import RandomAnnotator, RoundRobinAnnotator
 from ._crowd import SimulatedCrowd
 from ._formats import to_annotation_matrix, to_long_format
 from ._loop import run_annotation_loop
+from ._ma3s import MA3SAnnotator
 from ._persistence import load_annotator, replay_journal
 
 __all__ = [

@@ -8,14 +8,22 @@ import tempfile
 import numpy as np
 import scipy.sparse as sp
 
+from ._keys import _tie_keys
+from ._validation import count_votes
+
 _TAG = "sklearn_frontier.annotator"
 _VERSION = 1
 
 
-def _classes():
-    from ._annotators import MA3SAnnotator, RandomAnnotator, RoundRobinAnnotator
+# Annotator classes by name, filled by ``register_state_class``: this module knows the state format, the classes
+# register themselves, so persistence never imports the estimators.
+_STATE_CLASSES = {}
 
-    return {c.__name__: c for c in (MA3SAnnotator, RoundRobinAnnotator, RandomAnnotator)}
+
+def register_state_class(cls):
+    """Class decorator: make ``cls`` loadable by name from a state file."""
+    _STATE_CLASSES[cls.__name__] = cls
+    return cls
 
 
 def _json_params(est):
@@ -82,8 +90,6 @@ def from_state_arrays(data, prefix="", expected_class=None):
     """Rebuild a fitted annotator from :func:`state_arrays` output (checks tag, version, checksum)."""
     from sklearn.neighbors import NearestNeighbors
 
-    from ._annotators import _tie_keys
-    from ._validation import count_votes
 
     get = lambda key: data[prefix + key]  # noqa: E731
     try:
@@ -94,7 +100,7 @@ def from_state_arrays(data, prefix="", expected_class=None):
         raise ValueError(f"Not an annotator state file (tag {tag!r}).")
     if version != _VERSION:
         raise ValueError(f"Unsupported annotator state version {version} (expected {_VERSION}).")
-    classes_by_name = _classes()
+    classes_by_name = _STATE_CLASSES
     if name not in classes_by_name:
         raise ValueError(f"Unknown annotator class {name!r}.")
     cls = classes_by_name[name]

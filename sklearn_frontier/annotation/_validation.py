@@ -7,6 +7,8 @@ import numpy as np
 from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.multiclass import check_classification_targets
 
+from sklearn_frontier.utils._compat import check_is_fitted
+
 _COLUMN_VECTOR_MESSAGE = ("A column-vector y was passed when a 1d array was expected. Please change the shape of y "
                           "to (n_samples, ), for example using ravel().")
 
@@ -149,3 +151,37 @@ def count_votes(codes, n_classes):
     rows, cols = np.nonzero(codes >= 0)
     flat = rows * n_classes + codes[rows, cols].astype(np.int64)
     return np.bincount(flat, minlength=n * n_classes).reshape(n, n_classes).astype(np.float64)
+
+
+def _check_fitted(est):
+    # Hot path (every query/update): a dict lookup, sklearn's check only to raise its NotFittedError.
+    if "counts_" not in est.__dict__:
+        check_is_fitted(est)
+
+
+def _as_index_array(indices, n, what="indices"):
+    arr = np.asarray(indices)
+    if arr.ndim == 0:
+        arr = arr.reshape(1)
+    if arr.ndim != 1:
+        raise ValueError(f"{what} must be 1-D, got shape {arr.shape}.")
+    if arr.size and (arr.dtype.kind not in "iu" or arr.dtype == bool):
+        raise ValueError(f"{what} must be integers, got dtype {arr.dtype}.")
+    arr = arr.astype(np.int64)
+    if arr.size and (arr.min() < 0 or arr.max() >= n):
+        raise ValueError(f"{what} out of range [0, {n}).")
+    return arr
+
+
+def _as_selection_mask(selection, n, what):
+    """An index array or boolean mask as a boolean mask of length n (None: all)."""
+    if selection is None:
+        return np.ones(n, dtype=bool)
+    arr = np.asarray(selection)
+    if arr.dtype == bool:
+        if arr.shape != (n,):
+            raise ValueError(f"A boolean {what} mask must have shape ({n},), got {arr.shape}.")
+        return arr.copy()
+    mask = np.zeros(n, dtype=bool)
+    mask[_as_index_array(arr, n, what)] = True
+    return mask

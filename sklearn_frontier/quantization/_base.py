@@ -1,4 +1,7 @@
-"""Shared base of the weight quantizers: validation, calibration, fingerprints, score, quantize, to_module."""
+"""Shared base of the weight quantizers: validation, calibration, fingerprints, score, quantize.
+
+Quantizers produce a :class:`QuantizedWeight`; ``_linear.py`` alone turns one into a torch module
+(``TwinQuantLinear.from_quantized``), so this module never imports torch code."""
 
 import hashlib
 import time
@@ -331,26 +334,6 @@ class _BaseWeightQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator
         if all(i is not None for i in idx):
             return qw.rows(np.asarray(idx))
         return self._quantize_new_rows(W)
-
-    def to_module(self, bias=None, backend=None):
-        """A :class:`TwinQuantLinear` holding the packed fitted weight (a drop-in ``nn.Linear``).
-
-        Parameters
-        ----------
-        bias : torch.Tensor of shape (out_features,), default=None
-            Optional bias of the layer.
-        backend : str, default=None
-            Kernel backend of the module; None picks the default.
-
-        Returns
-        -------
-        module : TwinQuantLinear
-            The quantized linear module.
-        """
-        from ._linear import TwinQuantLinear
-
-        check_is_fitted(self)
-        return TwinQuantLinear.from_quantized(self.quantize(), bias=bias, backend=backend)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

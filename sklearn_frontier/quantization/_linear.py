@@ -16,6 +16,10 @@ from sklearn_frontier.utils._progress import progress_bar
 
 from ._calibration import CalibrationStats
 from ._formats import FormatSpec, QuantizedWeight, bits_breakdown, dequantize_weight, fake_quantize_torch
+from ._rtn import RTNQuantizer
+from ._svd import SVDQuantizer
+from ._twinquant import TwinQuant
+from ._wush import WUSHQuantizer
 
 __all__ = ["TwinQuantLinear", "quantize_model", "QuantizationReport"]
 
@@ -27,7 +31,7 @@ def _np(t):
 class TwinQuantLinear(torch.nn.Module):
     """A linear layer storing ``W_hat = up down + tensor_scale deq(codes) T`` (one module for every method).
 
-    Build it with :meth:`from_quantized` (or an estimator's ``to_module``) or :meth:`from_linear`.
+    Build it with :meth:`from_quantized` (from a fitted quantizer's ``quantize()``) or :meth:`from_linear`.
     ``forward`` runs the fused dual-component kernel (:func:`sklearn_frontier.kernels.quantization.dual_matmul`)
     for int4 weights with no or diagonal input transform, else ``x @ dequantize().T``.
 
@@ -59,7 +63,7 @@ class TwinQuantLinear(torch.nn.Module):
     >>> import numpy as np, torch
     >>> from sklearn_frontier.quantization import SVDQuantizer
     >>> W = np.random.default_rng(0).standard_normal((8, 32)).astype(np.float32)
-    >>> layer = SVDQuantizer(rank=2, group_size=16).fit(W).to_module()
+    >>> layer = TwinQuantLinear.from_quantized(SVDQuantizer(rank=2, group_size=16).fit(W).quantize())
     >>> layer(torch.ones(3, 32)).shape
     torch.Size([3, 8])
     """
@@ -114,7 +118,7 @@ class TwinQuantLinear(torch.nn.Module):
         """
         m, n = qw.shape
         if qw.fmt.n_bits not in (4, 8):
-            raise ValueError(f"to_module needs n_bits in {{4, 8}} (packed storage), got n_bits={qw.fmt.n_bits}.")
+            raise ValueError(f"TwinQuantLinear needs n_bits in {{4, 8}} (packed storage), got n_bits={qw.fmt.n_bits}.")
         T = qw.input_transform
         kind = None if T is None else ("diag" if np.ndim(T) == 1 else "block")
         mod = cls(n, m, rank=qw.rank, fmt=qw.fmt, transform=kind,
@@ -159,8 +163,6 @@ class TwinQuantLinear(torch.nn.Module):
         module : TwinQuantLinear
             The quantized layer.
         """
-        from ._twinquant import TwinQuant
-
         est = clone(quantizer) if quantizer is not None else TwinQuant()
         est.fit(linear.weight.detach().to(torch.float32).cpu().numpy(), X_calib=X_calib)
         return cls.from_quantized(est.quantize(), bias=linear.bias, backend=backend)
@@ -351,11 +353,6 @@ class QuantizationReport:
 
 
 def _make_quantizer(method, n_bits, group_size, rank, weight_format, act_bits, quantizer_params, random_state):
-    from ._rtn import RTNQuantizer
-    from ._svd import SVDQuantizer
-    from ._twinquant import TwinQuant
-    from ._wush import WUSHQuantizer
-
     params = dict(quantizer_params or {})
     if not isinstance(method, str):
         return clone(method).set_params(**params) if params else clone(method)

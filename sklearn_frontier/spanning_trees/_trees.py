@@ -8,8 +8,7 @@ class TreeContext:
 
     def __init__(self, graph):
         from sklearn_frontier.kernels import get_implementation
-        import sklearn_frontier.kernels.spanning_tree  # noqa: F401  (registers the kernels)
-        import sklearn_frontier.kernels.tree_precision  # noqa: F401
+        import sklearn_frontier.kernels.spanning_trees  # noqa: F401  (registers the kernels)
 
         self.n = graph.n_vertices
         self.edges = graph.edges

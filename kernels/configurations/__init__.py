@@ -7,7 +7,7 @@ twin (the sizes are far below launch cost), so ``backend="triton"`` falls back t
 
 import numpy as np
 
-from ._dispatch import register_kernel
+from .._dispatch import register_kernel
 
 __all__ = [
     "knn_bruteforce",
@@ -19,13 +19,13 @@ __all__ = [
     "upper_envelope",
 ]
 
-_REF = "sklearn_frontier.kernels._configurations_reference:"
-_NB = "sklearn_frontier.kernels._configurations_numba:"
+_REF = "sklearn_frontier.kernels.configurations._reference:"
+_NB = "sklearn_frontier.kernels.configurations._numba:"
 
 
 def _ring_graph(rng, n):
     """A random symmetric CSR graph (kNN-like) with ``n`` vertices, through the reference K2."""
-    from ._configurations_reference import self_tuning_csr as ref_csr
+    from ._reference import self_tuning_csr as ref_csr
 
     if n == 1:
         return np.zeros(2, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0), np.ones(1)

@@ -82,7 +82,7 @@ def _weighted_cov(A, w):
 
 def fit_autoencoder(rep, X, Z, w):
     """Train the IRAE on (X, Z) and store ``module_``, ``lambdas_``, ``n_iter_``, ``loss_curve_`` on ``rep``."""
-    from sklearn_frontier.kernels.hsic import hsic_gaussian
+    from sklearn_frontier.kernels.iv import hsic_gaussian
     from sklearn_frontier.utils._random import torch_generator
 
     lambdas = resolve_lambdas(rep.lambdas)

@@ -1,7 +1,7 @@
 """numpy / pure-Python references of the MixConfig kernels (the oracles).
 
 ``louvain`` is written as plain Python loops on purpose: the numba twin in
-``_configurations_numba.py`` is the same algorithm statement by statement, so for the same seed
+``_numba.py`` is the same algorithm statement by statement, so for the same seed
 both return identical labels (same random node order, same floating-point operations in the same
 order).
 """

@@ -18,17 +18,16 @@ estimator's own ``score``). With routing off use step parameters: ``pipe.fit(X, 
 then falls back to R² (with an ``IVScoreWarning``).
 """
 
-from sklearn_frontier._iv import (
+from sklearn_frontier._registry import register_demo, register_estimator
+from sklearn_frontier.iv._inference import Intervention
+from sklearn_frontier.iv._regressors import (
     InstrumentGuidedIVRegressor,
-    InstrumentGuidedRepresentation,
-    Intervention,
     PCATwoStageLeastSquares,
     TwoStageLeastSquares,
-    make_iv_scorer,
     make_pca_2sls,
-    projected_mse,
 )
-from sklearn_frontier._registry import register_demo, register_estimator
+from sklearn_frontier.iv._representation import InstrumentGuidedRepresentation
+from sklearn_frontier.iv._scoring import make_iv_scorer, projected_mse
 
 __all__ = [
     "InstrumentGuidedRepresentation",

@@ -1,6 +1,6 @@
 """numba twins of the MixConfig kernels (eager signatures on read-only C-contiguous arrays).
 
-``louvain`` mirrors ``_configurations_reference.louvain`` statement by statement (same random
+``louvain`` mirrors ``_reference.louvain`` statement by statement (same random
 order, same floating-point operations in the same order), so both give identical labels.
 """
 

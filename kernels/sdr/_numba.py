@@ -1,4 +1,4 @@
-"""numba twins of the sufficient-dimension-reduction kernels (see ``_sdr_reference.py`` for the maths).
+"""numba twins of the sufficient-dimension-reduction kernels (see ``_reference.py`` for the maths).
 
 Per-anchor loops with (d+1)^2 Cholesky solves in place. Reductions over anchors (K2, K4) are summed in fixed
 16-anchor blocks, then over blocks in block order, so results do not depend on the thread count; ``prange`` over

@@ -1,19 +1,19 @@
 """Annotation kernels of MA3S: margin-Beta uncertainty, online label application, tie keys.
 
-Each kernel has a numpy/scipy reference (``_annotation_reference.py``) and a numba twin
-(``_annotation_numba.py``); there is no Triton twin by design (sequential, tiny steps), so
+Each kernel has a numpy/scipy reference (``_reference.py``) and a numba twin
+(``_numba.py``); there is no Triton twin by design (sequential, tiny steps), so
 ``backend="triton"`` runs the numba twin.
 """
 
 import numpy as np
 
-from ._dispatch import register_kernel
+from .._dispatch import register_kernel
 
 __all__ = ["betainc_half", "splitmix64_keys", "refresh_rows", "apply_labels", "homophily_tallies", "heap_update",
            "select_top", "select_diverse"]
 
-_REF = "sklearn_frontier.kernels._annotation_reference:"
-_NUMBA = "sklearn_frontier.kernels._annotation_numba:"
+_REF = "sklearn_frontier.kernels.annotation._reference:"
+_NUMBA = "sklearn_frontier.kernels.annotation._numba:"
 
 
 def _betainc_inputs(rng):
@@ -61,7 +61,7 @@ def _csr(rng, n, k):
 
 
 def _apply_inputs(rng):
-    from ._annotation_reference import homophily_tallies as tallies_of
+    from ._reference import homophily_tallies as tallies_of
 
     n = int(rng.integers(3, 25))
     K = int(rng.integers(1, 4))
@@ -91,13 +91,13 @@ def _tallies_inputs(rng):
 
 
 def _distinct_tie_keys(rng, n):
-    from ._annotation_reference import splitmix64_keys as mix
+    from ._reference import splitmix64_keys as mix
 
     return mix(rng.integers(0, 2**62, dtype=np.uint64) ^ np.arange(n, dtype=np.uint64))
 
 
 def _heap_of(q, r, eligible):
-    from ._annotation_reference import heap_update as update
+    from ._reference import heap_update as update
 
     n = q.size
     rows = np.flatnonzero(eligible)
@@ -126,7 +126,7 @@ def _select_top_inputs(rng):
 
 
 def _select_diverse_inputs(rng):
-    from ._annotation_reference import refresh_rows as refresh
+    from ._reference import refresh_rows as refresh
 
     n = int(rng.integers(3, 40))
     K = int(rng.integers(1, 4))

@@ -6,13 +6,13 @@ under ``TRITON_INTERPRET=1``); the other kernels have numpy references and numba
 
 import numpy as np
 
-from ._dispatch import register_kernel
+from .._dispatch import register_kernel
 
 __all__ = ["pack_int4", "unpack_int4", "accumulate_gram", "fwht", "dual_matmul"]
 
-_REF = "sklearn_frontier.kernels._quantization_reference"
-_NUMBA = "sklearn_frontier.kernels._quantization_numba"
-_TRITON = "sklearn_frontier.kernels._quantization_triton"
+_REF = "sklearn_frontier.kernels.quantization._reference"
+_NUMBA = "sklearn_frontier.kernels.quantization._numba"
+_TRITON = "sklearn_frontier.kernels.quantization._triton"
 
 
 def _pack_inputs(rng):

@@ -10,14 +10,14 @@ overhead, so ``backend="triton"`` runs the numba twin.
 
 import numpy as np
 
-from ._dispatch import register_kernel
+from .._dispatch import register_kernel
 
 __all__ = ["sdr_local_wls", "sdr_local_wls_weighted", "sdr_grad", "sdr_opg_slopes", "sdr_rmave_normal_eqs",
            "sdr_nw_cv_mae", "KERNEL_CODES"]
 
 KERNEL_CODES = {"gaussian": 0, "epanechnikov": 1, "uniform": 2}
-_REF = "sklearn_frontier.kernels._sdr_reference:"
-_NB = "sklearn_frontier.kernels._sdr_numba:"
+_REF = "sklearn_frontier.kernels.sdr._reference:"
+_NB = "sklearn_frontier.kernels.sdr._numba:"
 
 
 def _sizes(rng):

@@ -6,7 +6,7 @@ No Triton twin in v1 (irregular, launch-bound at these sizes): ``backend="triton
 import numpy as np
 import scipy.sparse as sp
 
-from ._dispatch import register_kernel
+from .._dispatch import register_kernel
 
 __all__ = ["clique_count", "clique_enumerate", "face_index", "pcg_jacobi_batched"]
 
@@ -27,7 +27,7 @@ def _make_count_inputs(rng):
 
 
 def _make_enumerate_inputs(rng):
-    from ._topology_reference import clique_count as ref_count
+    from ._reference import clique_count as ref_count
 
     indptr, indices = _random_upper_csr(rng)
     k = int(rng.integers(0, 4))
@@ -35,8 +35,8 @@ def _make_enumerate_inputs(rng):
 
 
 def _make_face_inputs(rng):
-    from ._topology_reference import clique_count as ref_count
-    from ._topology_reference import clique_enumerate as ref_enum
+    from ._reference import clique_count as ref_count
+    from ._reference import clique_enumerate as ref_enum
 
     indptr, indices = _random_upper_csr(rng)
     k = int(rng.integers(1, 4))
@@ -73,18 +73,18 @@ def _compare_pcg(expected, actual):
 
 
 _clique_count = register_kernel(
-    "clique_count", reference="sklearn_frontier.kernels._topology_reference:clique_count",
-    numba="sklearn_frontier.kernels._topology_numba:clique_count", make_inputs=_make_count_inputs,
+    "clique_count", reference="sklearn_frontier.kernels.topology._reference:clique_count",
+    numba="sklearn_frontier.kernels.topology._numba:clique_count", make_inputs=_make_count_inputs,
     compare=lambda e, a: (_ for _ in ()).throw(AssertionError(f"{a} != {e}")) if int(a) != int(e) else None)
 _clique_enumerate = register_kernel(
-    "clique_enumerate", reference="sklearn_frontier.kernels._topology_reference:clique_enumerate",
-    numba="sklearn_frontier.kernels._topology_numba:clique_enumerate", make_inputs=_make_enumerate_inputs)
+    "clique_enumerate", reference="sklearn_frontier.kernels.topology._reference:clique_enumerate",
+    numba="sklearn_frontier.kernels.topology._numba:clique_enumerate", make_inputs=_make_enumerate_inputs)
 _face_index = register_kernel(
-    "face_index", reference="sklearn_frontier.kernels._topology_reference:face_index",
-    numba="sklearn_frontier.kernels._topology_numba:face_index", make_inputs=_make_face_inputs)
+    "face_index", reference="sklearn_frontier.kernels.topology._reference:face_index",
+    numba="sklearn_frontier.kernels.topology._numba:face_index", make_inputs=_make_face_inputs)
 _pcg = register_kernel(
-    "pcg_jacobi_batched", reference="sklearn_frontier.kernels._topology_reference:pcg_jacobi_batched",
-    numba="sklearn_frontier.kernels._topology_numba:pcg_jacobi_batched", make_inputs=_make_pcg_inputs,
+    "pcg_jacobi_batched", reference="sklearn_frontier.kernels.topology._reference:pcg_jacobi_batched",
+    numba="sklearn_frontier.kernels.topology._numba:pcg_jacobi_batched", make_inputs=_make_pcg_inputs,
     compare=_compare_pcg)
 
 

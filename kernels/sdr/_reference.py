@@ -1,6 +1,6 @@
 """numpy references (the oracles) of the sufficient-dimension-reduction kernels (SMAVE, OPG, RMAVE).
 
-Vectorised over anchors; the numba twins in ``_sdr_numba.py`` follow the same arithmetic anchor by anchor.
+Vectorised over anchors; the numba twins in ``_numba.py`` follow the same arithmetic anchor by anchor.
 Kernel codes: 0 = gaussian, 1 = epanechnikov, 2 = uniform.
 """
 

@@ -4,7 +4,7 @@ The reference is torch (differentiable, used inside the training loss); a numpy 
 for tests. There is no numba twin by design: the loss needs autograd. A Triton twin is future work.
 """
 
-from ._dispatch import register_kernel
+from .._dispatch import register_kernel
 
 __all__ = ["hsic_gaussian", "median_bandwidth"]
 
@@ -20,7 +20,7 @@ def _make_hsic_inputs(rng):
 
 _hsic_gaussian = register_kernel(
     "hsic_gaussian",
-    reference="sklearn_frontier.kernels._hsic_reference:hsic_gaussian",
+    reference="sklearn_frontier.kernels.iv._reference:hsic_gaussian",
     make_inputs=_make_hsic_inputs,
     rtol=1e-12,
     atol=1e-14,
@@ -31,7 +31,7 @@ def _check_pair(a, b):
     import torch
 
     if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
-        raise TypeError("hsic_gaussian takes torch tensors (use _hsic_reference.hsic_gaussian_numpy for numpy).")
+        raise TypeError("hsic_gaussian takes torch tensors (use kernels.iv._reference.hsic_gaussian_numpy for numpy).")
     if a.ndim != 2 or b.ndim != 2 or a.shape[0] != b.shape[0]:
         raise ValueError(f"a and b must be 2-D with the same number of rows, got {tuple(a.shape)} and "
                          f"{tuple(b.shape)}.")
@@ -59,7 +59,7 @@ def hsic_gaussian(a, b, bandwidth_a=None, bandwidth_b=None):
     Examples
     --------
     >>> import torch
-    >>> from sklearn_frontier.kernels.hsic import hsic_gaussian
+    >>> from sklearn_frontier.kernels.iv import hsic_gaussian
     >>> a = torch.arange(6.0, dtype=torch.float64).reshape(3, 2)
     >>> bool(hsic_gaussian(a, a) > 0)
     True
@@ -84,11 +84,11 @@ def median_bandwidth(a):
     Examples
     --------
     >>> import torch
-    >>> from sklearn_frontier.kernels.hsic import median_bandwidth
+    >>> from sklearn_frontier.kernels.iv import median_bandwidth
     >>> float(median_bandwidth(torch.tensor([[0.0], [3.0]], dtype=torch.float64)))
     3.0
     """
-    from ._hsic_reference import median_bandwidth as _median
+    from ._reference import median_bandwidth as _median
 
     return _median(a)
 

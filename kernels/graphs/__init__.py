@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ._dispatch import get_implementation, register_kernel
+from .._dispatch import get_implementation, register_kernel
 
 __all__ = ["local_scaling_weights"]
 
@@ -17,8 +17,8 @@ def _make_local_scaling_inputs(rng):
 
 _local_scaling_weights = register_kernel(
     "local_scaling_weights",
-    reference="sklearn_frontier.kernels._graphs_reference:local_scaling_weights",
-    numba="sklearn_frontier.kernels._graphs_numba:local_scaling_weights",
+    reference="sklearn_frontier.kernels.graphs._reference:local_scaling_weights",
+    numba="sklearn_frontier.kernels.graphs._numba:local_scaling_weights",
     make_inputs=_make_local_scaling_inputs,
     rtol=1e-13,
     atol=0.0,

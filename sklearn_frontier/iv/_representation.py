@@ -1,0 +1,358 @@
+"""Instrument-guided treatment representations and IV regression (linear core, baselines, scorers).
+
+The linear representation is our reconstruction of LIRR (Lin, Lan & Syrgkanis, ICML 2026): the top
+left singular vectors of the (whitened) treatment–instrument cross-covariance, computed in
+O(n·p·k) without any p × p or n × n matrix. See ``shared/design/iv.md`` §2 for the derivations.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.linalg
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+)
+from sklearn.utils import check_array, check_random_state
+from sklearn.utils.extmath import randomized_svd
+
+from sklearn_frontier.iv._validation import (
+    _fix_signs,
+    _instrument_basis,
+    _validate_instruments,
+    _weights,
+)
+from sklearn_frontier.utils._compat import (
+    Interval,
+    StrOptions,
+    _fit_context,
+    check_is_fitted,
+    validate_data,
+)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# linear representation
+# ----------------------------------------------------------------------------------------------------------
+def _linear_representation(X, Uz, Sz, w, n_components, *, whiten, z_ridge):
+    """W (p, r), the first-stage singular values (all k_z), mean μ.  O(n p k_z + p k_z²)."""
+    n_w = w.sum()
+    sw = np.sqrt(w)
+    mu = (w @ X) / n_w
+    if whiten and z_ridge == 0:
+        g = np.full(Sz.shape, 1.0 / np.sqrt(n_w))
+    elif whiten:
+        g = Sz / np.sqrt(n_w * (Sz**2 + n_w * z_ridge))
+    else:
+        g = Sz / n_w
+    # X̃ᵀU_z = Xᵀ(√w ⊙ U_z): exact because √wᵀU_z = 0, so X̃ is never formed.
+    M = (X.T @ (sw[:, None] * Uz)) * g
+    Wfull, S, _ = scipy.linalg.svd(M, full_matrices=False, check_finite=False)
+    W = _fix_signs(Wfull[:, :n_components])
+    return W, S, mu
+
+
+def _resolve_n_components(n_components, k_z, p, n):
+    bound = min(k_z, p, n - 1)
+    if n_components is None:
+        return bound
+    if n_components > bound:
+        raise ValueError(f"n_components={n_components} must be <= min(instrument_rank={k_z}, n_features={p}, "
+                         f"n_samples - 1={n - 1}) = {bound}.")
+    return n_components
+
+
+class InstrumentGuidedRepresentation(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Treatment representation guided by instruments (linear: LIRR; non-linear: IRAE).
+
+    The linear method keeps the top ``n_components`` left singular vectors of the whitened cross-covariance
+    ``X̃ᵀZ̃ (Z̃ᵀZ̃)^(-1/2)`` between centred treatments and instruments: the directions of X that the
+    instruments move. For ``n_components`` equal to the instrument rank its span is ``col(Σ_XZ)``, the unique
+    representation free of omitted-treatment bias. With ``Z=None`` the treatments instrument themselves
+    and the representation is exactly PCA.
+
+    Parameters
+    ----------
+    n_components : int, default=None
+        Dimension r; None means ``min(instrument_rank, n_features, n_samples - 1)``.
+    method : {"linear", "autoencoder"}, default="linear"
+        Linear cross-covariance SVD, or the instrument-regularised autoencoder (torch).
+    whiten_instruments : bool, default=True
+        Whiten Z (reduced-rank regression of X on Z). False gives the ``PLSSVD(scale=False)`` span.
+        The two agree when ``n_components`` equals the instrument rank.
+    z_ridge : float, default=0.0
+        Ridge added to the instrument covariance before whitening.
+    n_residual_components : int, default=None
+        Number q of residual (non-instrumented) directions; None means 0 (linear) or
+        ``min(8, p - r)`` (autoencoder).
+    hidden_layer_sizes : tuple of int, default=(128, 128)
+        Autoencoder hidden layers.
+    lambdas : dict, default=None
+        Autoencoder loss weights (keys ``reconstruction``, ``first_stage``, ``hsic_residual_instrument``,
+        ``hsic_confounder_instrument``, ``hsic_confounder_residual``, ``scale``); missing keys are 1.
+    max_epochs : int, default=200
+        Autoencoder training epochs (0 keeps the linear warm start).
+    lr : float, default=1e-3
+        Adam learning rate (autoencoder).
+    batch_size : int, default=256
+        Minibatch size (autoencoder).
+    device : str, default="cpu"
+        Torch device (autoencoder).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the residual randomized SVD and the autoencoder.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components_, n_features_in_)
+        Orthonormal rows W ᵀ.
+    mean_ : ndarray of shape (n_features_in_,)
+    z_mean_ : ndarray of shape (n_instruments_,)
+    n_components_ : int
+    first_stage_singular_values_ : ndarray of shape (n_components_,)
+    explained_instrumented_ratio_ : ndarray of shape (n_components_,)
+        ``s_j² / Σ_i s_i²`` over all instrumented directions.
+    residual_components_ : ndarray of shape (q, n_features_in_)
+    n_instruments_ : int
+    instrument_rank_ : int
+    instruments_supplied_ : bool
+    lambdas_ : dict or None
+    module_ : torch.nn.Module
+        The trained autoencoder (``method="autoencoder"`` only).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+
+    See Also
+    --------
+    InstrumentGuidedIVRegressor : IV regression on this representation.
+    sklearn.decomposition.PCA : The Z=None limit.
+
+    References
+    ----------
+    Lin, Lan & Syrgkanis, "Learning Treatment Representations for Downstream Instrumental Variable
+    Regression", ICML 2026, https://arxiv.org/abs/2506.02200.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_frontier.iv import InstrumentGuidedRepresentation
+    >>> rng = np.random.RandomState(0)
+    >>> Z = rng.normal(size=(100, 2))
+    >>> X = Z @ rng.normal(size=(2, 6)) + rng.normal(size=(100, 6))
+    >>> rep = InstrumentGuidedRepresentation().fit(X, Z=Z)
+    >>> rep.transform(X).shape
+    (100, 2)
+    """
+
+    __metadata_request__fit = {"Z": True}
+    __metadata_request__score = {"Z": True}
+
+    _parameter_constraints = {
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "method": [StrOptions({"linear", "autoencoder"})],
+        "whiten_instruments": ["boolean"],
+        "z_ridge": [Interval(Real, 0, None, closed="left")],
+        "n_residual_components": [Interval(Integral, 0, None, closed="left"), None],
+        "hidden_layer_sizes": [tuple, list],
+        "lambdas": [dict, None],
+        "max_epochs": [Interval(Integral, 0, None, closed="left")],
+        "lr": [Interval(Real, 0, None, closed="neither")],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "device": [str],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, n_components=None, *, method="linear", whiten_instruments=True, z_ridge=0.0,
+                 n_residual_components=None, hidden_layer_sizes=(128, 128), lambdas=None, max_epochs=200,
+                 lr=1e-3, batch_size=256, device="cpu", random_state=None):
+        self.n_components = n_components
+        self.method = method
+        self.whiten_instruments = whiten_instruments
+        self.z_ridge = z_ridge
+        self.n_residual_components = n_residual_components
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.lambdas = lambdas
+        self.max_epochs = max_epochs
+        self.lr = lr
+        self.batch_size = batch_size
+        self.device = device
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64"]
+        return tags
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, *, Z=None, sample_weight=None):
+        """Learn the representation from treatments X and instruments Z (y is ignored).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Treatments.
+        y : None
+            Ignored (the representation never sees the outcome).
+        Z : array-like of shape (n_samples, n_instruments), default=None
+            Instruments; None uses X itself (exogenous treatments: PCA).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Frequency weights.
+
+        Returns
+        -------
+        self : object
+            The fitted representation.
+        """
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2, order="C")
+        Z = _validate_instruments(Z, X.shape[0])
+        w = _weights(sample_weight, X)
+        self._fit_representation(X, Z, w)
+        return self
+
+    def _fit_representation(self, X, Z, w):
+        """Fit on validated arrays; returns the instrument basis U_z (for the regressor's second stage)."""
+        n, p = X.shape
+        self.instruments_supplied_ = Z is not None
+        Zuse = X if Z is None else Z
+        Uz, Sz, zbar = _instrument_basis(Zuse, w, name="X" if Z is None else "Z", warn_rank=Z is not None)
+        self.n_instruments_ = Zuse.shape[1]
+        self.instrument_rank_ = Uz.shape[1]
+        self.z_mean_ = zbar
+        r = _resolve_n_components(self.n_components, Uz.shape[1], p, n)
+        W, S, mu = _linear_representation(X, Uz, Sz, w, r, whiten=self.whiten_instruments,
+                                          z_ridge=self.z_ridge)
+        self.mean_ = mu
+        self.components_ = W.T
+        self.n_components_ = r
+        self._n_features_out = r
+        total = float(np.sum(S**2))
+        self.first_stage_singular_values_ = S[:r]
+        self.explained_instrumented_ratio_ = S[:r] ** 2 / total if total > 0 else np.zeros(r)
+        q = self.n_residual_components
+        if q is None:
+            q = 0 if self.method == "linear" else min(8, p - r)
+        q = min(q, p - r, n - 1)
+        if q > 0:
+            sw = np.sqrt(w)
+            Xt = sw[:, None] * (X - mu)
+            R = Xt - (Xt @ W) @ W.T
+            _, _, Vt = randomized_svd(R, q, random_state=check_random_state(self.random_state))
+            self.residual_components_ = _fix_signs(Vt.T).T
+        else:
+            self.residual_components_ = np.zeros((0, p))
+        if self.method == "autoencoder":
+            from sklearn_frontier.iv._autoencoder import fit_autoencoder
+
+            fit_autoencoder(self, X, Zuse, w)
+        else:
+            self.lambdas_ = None
+        return Uz
+
+    def _check_transform_input(self, X):
+        check_is_fitted(self)
+        return validate_data(self, X, dtype=np.float64, reset=False)
+
+    def _encode(self, X):
+        if self.method == "autoencoder":
+            from sklearn_frontier.iv._autoencoder import encode
+
+            return encode(self, X)
+        Xc = X - self.mean_
+        return Xc @ self.components_.T, Xc @ self.residual_components_.T
+
+    def _decode(self, D, V):
+        if self.method == "autoencoder":
+            from sklearn_frontier.iv._autoencoder import decode
+
+            return decode(self, D, V)
+        return self.mean_ + D @ self.components_ + V @ self.residual_components_
+
+    def transform(self, X):
+        """Compute the representation coordinates D̃ of X (no instruments needed).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Treatments.
+
+        Returns
+        -------
+        D : ndarray of shape (n_samples, n_components_)
+            Coordinates along the instrument-guided directions.
+        """
+        return self._encode(self._check_transform_input(X))[0]
+
+    def transform_residual(self, X):
+        """Compute the residual (non-instrumented) coordinates Ṽ of X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Treatments.
+
+        Returns
+        -------
+        V : ndarray of shape (n_samples, q)
+            Coordinates along ``residual_components_`` (q may be 0).
+        """
+        return self._encode(self._check_transform_input(X))[1]
+
+    def score(self, X, y=None, *, Z=None):
+        """Compute the share of the instrumented treatment variation that the representation reconstructs.
+
+        ``1 − ‖P_Z(X̃ − X̂_D)‖² / ‖P_Z X̃‖²`` on the given data, with ``X̂_D`` the reconstruction from D̃
+        alone (``inverse_transform(transform(X))``) and ``P_Z`` the projection onto the centred
+        instruments. With ``Z=None`` the treatments instrument themselves, so this is the explained
+        variance share of the representation (as for PCA). Greater is better, at most 1.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Treatments.
+        y : None
+            Ignored.
+        Z : array-like of shape (n_samples, n_instruments), default=None
+            Instruments; None uses X itself.
+
+        Returns
+        -------
+        score : float
+            Reconstructed share, at most 1; greater is better.
+        """
+        X = self._check_transform_input(X)
+        Z = _validate_instruments(Z, X.shape[0]) if Z is not None else None
+        w = np.ones(X.shape[0])
+        Uz, _, _ = _instrument_basis(X if Z is None else Z, w, name="X" if Z is None else "Z", warn_rank=False)
+        Xc = X - X.mean(axis=0)
+        total = float(np.sum((Uz.T @ Xc) ** 2))
+        if total <= 0:
+            return 1.0
+        D = self._encode(X)[0]
+        missed = Uz.T @ (X - self._decode(D, np.zeros((X.shape[0], self.residual_components_.shape[0]))))
+        return 1.0 - float(np.sum(missed**2)) / total
+
+    def inverse_transform(self, X, residual=None):
+        """Decode representation coordinates (and optional residual coordinates) back to treatments.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_components_)
+            Coordinates D̃.
+        residual : array-like of shape (n_samples, q), default=None
+            Residual coordinates Ṽ (zero if None).
+
+        Returns
+        -------
+        X_original : ndarray of shape (n_samples, n_features_in_)
+            Decoded treatments.
+        """
+        check_is_fitted(self)
+        D = check_array(X, dtype=np.float64, input_name="X")
+        if D.shape[1] != self.n_components_:
+            raise ValueError(f"X has {D.shape[1]} features, but inverse_transform expects {self.n_components_}.")
+        q = self.residual_components_.shape[0]
+        V = np.zeros((D.shape[0], q)) if residual is None else check_array(residual, dtype=np.float64,
+                                                                           input_name="residual")
+        if V.shape != (D.shape[0], q):
+            raise ValueError(f"residual must have shape ({D.shape[0]}, {q}), got {V.shape}.")
+        return self._decode(D, V)

@@ -1,0 +1,115 @@
+"""The package's shape: no import circles (module-level or inside functions), small files, one kernel folder per family."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+# Source folder -> the module prefix it installs as (kernels/ is mapped to sklearn_frontier.kernels).
+SOURCES = {ROOT / "sklearn_frontier": "sklearn_frontier", ROOT / "kernels": "sklearn_frontier.kernels"}
+MAX_LINES = 700
+
+
+def _modules():
+    """{module name: (path, is_package)} for every .py file of the package."""
+    out = {}
+    for folder, prefix in SOURCES.items():
+        for path in folder.rglob("*.py"):
+            parts = list(path.relative_to(folder).with_suffix("").parts)
+            is_package = parts[-1] == "__init__"
+            if is_package:
+                parts = parts[:-1]
+            out[".".join([prefix, *parts])] = (path, is_package)
+    return out
+
+
+def _import_graph():
+    """Edges A -> B for every import statement of A (at any depth: lazy imports inside functions count too).
+
+    ``from pkg import name`` points at ``pkg.name`` when that is a module, else at ``pkg``. An import of one of
+    the importer's own parent packages is not an edge: Python runs a package's ``__init__`` before any of its
+    modules, so that dependency exists whatever the code says and cannot be removed by design.
+    """
+    modules = _modules()
+    graph = {name: set() for name in modules}
+    for name, (path, is_package) in modules.items():
+        package = name if is_package else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            targets = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")
+                    base = base[: len(base) - node.level + 1]
+                    mod = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    mod = node.module
+                for alias in node.names:
+                    sub = f"{mod}.{alias.name}"
+                    targets.append(sub if sub in modules else mod)
+            for target in targets:
+                if target in modules and target != name and not name.startswith(target + "."):
+                    graph[name].add(target)
+    return graph
+
+
+def _cycles(graph):
+    """Strongly connected components with more than one module (Tarjan)."""
+    index, low, stack, on_stack, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_import_graph_has_no_cycle():
+    graph = _import_graph()
+    assert len(graph) > 50 and sum(map(len, graph.values())) > 100  # the walk sees the package
+    assert _cycles(graph) == []
+
+
+def test_cycle_detector_finds_a_planted_circle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(graph) == [["a", "b", "c"]]
+
+
+@pytest.mark.parametrize("folder", sorted(SOURCES, key=str), ids=lambda p: p.name)
+def test_no_source_file_is_over_the_size_limit(folder):
+    long = {str(p.relative_to(ROOT)): n for p in folder.rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    assert long == {}, f"split these files (over {MAX_LINES} lines): {long}"
+
+
+def test_kernels_folder_has_one_subpackage_per_family():
+    from sklearn_frontier.kernels import KERNEL_MODULES
+
+    loose = sorted(p.name for p in (ROOT / "kernels").glob("*.py") if p.name not in ("__init__.py", "_dispatch.py"))
+    assert loose == [], f"kernel modules outside a family folder: {loose}"
+    for family in KERNEL_MODULES:
+        files = {p.name for p in (ROOT / "kernels" / family).glob("*.py")}
+        assert {"__init__.py", "_reference.py"} <= files, family
+        assert files <= {"__init__.py", "_reference.py", "_numba.py", "_triton.py"}, (family, files)
