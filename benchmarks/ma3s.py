@@ -393,8 +393,8 @@ def main(argv=None):
             "acc_3n_vs_GRR",
             "acc_3n_wins_vs_GRR", "acc_3n_mv_graph_ties", "acc_3n_one_coin", "acc_3n_ds", "aulc", "aulc_vs_GRR",
             "downstream_lr", "downstream_lr_vs_GRR", "downstream_knn", "annotator_s", "time_vs_GRR", "mean_lambda"]
-    head = headline_pair(summary, key="strategy", ours="MA3S-E", baseline="GRR", metric="acc_3n",
-                         lower_is_better=False, dataset="breast_cancer")
+    head = headline_pair(summary, key="strategy", ours=["MA3S-E", "MA3S-*"], metric="acc_3n", cost="annotator_s",
+                         seeds="n_seeds", lower_is_better=False, dataset="breast_cancer")
     text = write_results(args.name, summary, notes=notes, columns=cols, headline=head)
     print(text)
     import json

@@ -258,7 +258,8 @@ def main(argv=None):
                "fit_s", "n", "p", "n_runs", "scan_cpu_s", "knn_cpu_s", "graph_cpu_s", "energy_envelope_cpu_s",
                "n_candidates", "quality_ratio_min", "quality_ratio_median", "scan_time_ratio", "note"]
     command = "python -m benchmarks mixconfig" + (" --quick" if args.quick else "")
-    headline = headline_pair(rows, key="method", ours="learned", baseline="raw", metric="mean", lower_is_better=False,
+    headline = headline_pair(rows, key="method", ours=["learned", "single", "uniform", "concat"], metric="mean",
+                             lower_is_better=False, cost="fit_s", seeds="n_seeds",
                              section="downstream", dataset="digits", label_frac=0.05, downstream="linear")
     text = write_results("mixconfig", rows, command=command, notes=notes, columns=columns, headline=headline)
     print(text)

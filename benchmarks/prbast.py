@@ -208,6 +208,8 @@ def _merge(names, out_name):
     notes = _ratio_notes(rows) + [line for line in notes if "time per sweep" in line]
     text = write_results(out_name, _summary(rows) + timing, command="python -m benchmarks prbast (merged: "
                          + ", ".join(names) + ")", notes="\n".join(notes),
+                         headline=headline_pair(_summary(rows), key="estimator", ours=["PRBAST", "PRBAST *"],
+                                                cost="fit_s", seeds="n_seeds", metric="rmse", case="horseshoe"),
                          columns=["case", "estimator", "n_seeds", "rmse", "mspe", "cover_y", "width_y", "cover_f",
                                   "width_f", "fit_s", "fit_cpu_s", "n", "sweep_s", "n_iter"])
     payload = json.loads((RESULTS / f"{out_name}.json").read_text())
@@ -319,8 +321,8 @@ def main(argv=None):
                          notes="\n".join(notes),
                          columns=["case", "estimator", "n_seeds", "rmse", "mspe", "cover_y", "width_y", "cover_f",
                                   "width_f", "fit_s", "fit_cpu_s", "n", "sweep_s"],
-                         headline=headline_pair(summary, key="estimator", ours="PRBAST", baseline="BAST",
-                                                metric="rmse", case=cases[0]))
+                         headline=headline_pair(summary, key="estimator", ours=["PRBAST", "PRBAST *"], cost="fit_s",
+                                                seeds="n_seeds", metric="rmse", case=cases[0]) if cases else None)
     import json
     from benchmarks._harness import RESULTS
 

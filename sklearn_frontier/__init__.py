@@ -25,7 +25,7 @@ _EXPORTS = {
     "sklearn_frontier.iv": ["InstrumentGuidedRepresentation", "InstrumentGuidedIVRegressor", "TwoStageLeastSquares",
                             "PCATwoStageLeastSquares", "make_pca_2sls", "projected_mse", "make_iv_scorer"],
     # collapsed effective operators (CEO)
-    "sklearn_frontier.topology": ["CollapsedLaplacian", "CEOSpectralClustering", "CEOSmoother",
+    "sklearn_frontier.topology": ["CollapsedLaplacian", "CEOSpectralClustering", "CEOSmoother", "CEOPositionalEncoding",
                                   "HypergraphSpectralClustering"],
     # active annotation (MA3S)
     "sklearn_frontier.annotation": ["MA3SAnnotator", "RoundRobinAnnotator", "RandomAnnotator", "SimulatedCrowd",
@@ -34,8 +34,10 @@ _EXPORTS = {
     # weight quantization (TwinQuant, WUSH)
     "sklearn_frontier.quantization": ["TwinQuant", "RTNQuantizer", "SVDQuantizer", "WUSHQuantizer",
                                       "CalibrationStats", "TwinQuantLinear", "quantize_model"],
+    # LOT active experimentation (DisplacementInterpolator, a 1-D-time anchor, stays in sklearn_frontier.transport)
+    "sklearn_frontier.transport": ["LOTEmbedding", "WassersteinPathRegressor", "LOTActiveExperimenter"],
     # shared data generators
-    "sklearn_frontier.datasets": ["make_sdr_regression", "make_hypergraph_sbm", "make_horseshoe", "horseshoe_boundary", "make_rotated_u", "make_two_regime_hierarchy", "make_outlier_weights", "make_outlier_activations", "load_minilm_l6_v2", "load_stdlib_docstrings"],
+    "sklearn_frontier.datasets": ["make_sdr_regression", "make_hypergraph_sbm", "make_horseshoe", "horseshoe_boundary", "make_rotated_u", "make_two_regime_hierarchy", "make_outlier_weights", "make_outlier_activations", "load_minilm_l6_v2", "load_stdlib_docstrings", "make_measure_path"],
     "sklearn_frontier.exceptions": ["WeakInstrumentWarning", "UnidentifiedInterventionWarning", "IVScoreWarning", "ConfigurationFallbackWarning"],
 }
 for _module, _names in _EXPORTS.items():

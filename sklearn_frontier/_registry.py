@@ -17,6 +17,7 @@ METHOD_MODULES = (
     "sklearn_frontier.topology",
     "sklearn_frontier.annotation",
     "sklearn_frontier.quantization",
+    "sklearn_frontier.transport",
 )
 
 _ESTIMATORS = {}

@@ -42,3 +42,26 @@ class ConfigurationFallbackWarning(UserWarning):
 
 
 __all__ += ["ConfigurationFallbackWarning"]
+
+
+# --- saved state (sklearn_frontier.annotation state files and loop checkpoints) ---
+class StateFileError(ValueError):
+    """A state file is truncated, corrupted, foreign or of an unsupported version.
+
+    The message names the file and the check that failed; the same are in ``path`` and ``check``
+    (``"zip structure"``, ``"checksum"``, ``"missing member"``, ``"version"``, ``"tag"`` or
+    ``"consistency"``). A ``ValueError``, so ``except ValueError`` keeps working.
+    """
+
+    def __init__(self, path, check, detail):
+        self.path = None if path is None else str(path)
+        self.check = check
+        self.detail = detail
+        where = f"{self.path}: " if self.path is not None else ""
+        super().__init__(f"{where}invalid state file ({check} check failed): {detail}")
+
+    def __reduce__(self):
+        return type(self), (self.path, self.check, self.detail)
+
+
+__all__ += ["StateFileError"]

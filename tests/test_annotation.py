@@ -315,8 +315,14 @@ def test_load_state_rejects_tampering_and_failed_replace_keeps_old_file(tmp_path
     arrays["codes"] = arrays["codes"].copy()
     arrays["codes"][0, 0] = 1 - arrays["codes"][0, 0]
     np.savez(tmp_path / "bad.npz", **arrays)
-    with pytest.raises(ValueError, match="corrupted"):
+    with pytest.raises(ValueError, match=r"bad\.npz.*checksum check failed.*SHA-256"):
         MA3SAnnotator.load_state(tmp_path / "bad.npz")
+    # a version-1 file (no state_sha256 member) still has its codes checksum checked
+    legacy = {k: v for k, v in arrays.items() if k != "state_sha256"}
+    legacy["version"] = np.array(1)
+    np.savez(tmp_path / "legacy.npz", **legacy)
+    with pytest.raises(ValueError, match=r"legacy\.npz.*checksum check failed.*annotation codes"):
+        MA3SAnnotator.load_state(tmp_path / "legacy.npz")
     with pytest.raises(ValueError, match="not a RoundRobinAnnotator"):
         RoundRobinAnnotator.load_state(path)
     old = path.read_bytes()

@@ -4,6 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.linalg
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.cross_decomposition import PLSSVD
@@ -426,3 +427,186 @@ def test_transformer_round_trip_and_residual():
     assert list(rep.get_feature_names_out()) == ["instrumentguidedrepresentation0",
                                                  "instrumentguidedrepresentation1"]
     assert 0.99 < rep.score(X, Z=Z) <= 1.0 + 1e-12
+
+
+# 9. Exogenous controls W and diagnostics on the excluded instruments ----------------------------------------
+def _design_with_controls(n=400, p=2, k=4, k_w=2, seed=11, hetero=False):
+    rng = np.random.RandomState(seed)
+    Z = rng.normal(size=(n, k))
+    W = rng.normal(size=(n, k_w)) + 0.5 * Z[:, :1]  # controls correlated with the instruments
+    H = rng.normal(size=n)
+    X = Z @ rng.normal(size=(k, p)) + W @ rng.normal(size=(k_w, p)) + H[:, None] + rng.normal(size=(n, p))
+    u = rng.normal(size=n) * ((1 + np.abs(Z[:, 1])) if hetero else 1.0)
+    y = X @ rng.normal(size=p) + W @ rng.normal(size=k_w) + 2 * H + u + 1.5
+    return X, y, Z, W
+
+
+def _residual_on(C, A):
+    C1 = np.column_stack([np.ones(C.shape[0]), C])
+    return A - C1 @ np.linalg.lstsq(C1, A, rcond=None)[0]
+
+
+@pytest.mark.parametrize("cov_type", ["nonrobust", "HC0", "HC1"])
+def test_controls_are_exogenous_regressors_and_instruments(cov_type):
+    """Frisch–Waugh–Lovell: W as controls = W placed in both X and Z (the treatment block of everything)."""
+    X, y, Z, W = _design_with_controls()
+    ours = TwoStageLeastSquares(cov_type=cov_type).fit(X, y, Z=Z, W=W)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the controls' own first stage is perfect
+        both = TwoStageLeastSquares(cov_type=cov_type).fit(np.column_stack([X, W]), y, Z=np.column_stack([Z, W]))
+    np.testing.assert_allclose(ours.coef_, both.coef_[:2], rtol=1e-10)
+    np.testing.assert_allclose(ours.controls_coef_, both.coef_[2:], rtol=1e-10)
+    np.testing.assert_allclose(ours.intercept_, both.intercept_, rtol=1e-10)
+    np.testing.assert_allclose(ours.cov_, both.cov_[:2, :2], rtol=1e-9)
+    np.testing.assert_allclose(ours.params_cov_[1:, 1:][[2, 3, 0, 1]][:, [2, 3, 0, 1]], both.cov_, rtol=1e-8)
+    np.testing.assert_allclose(ours.predict(X, W=W), both.predict(np.column_stack([X, W])), rtol=1e-10)
+    # the partial F of the excluded instruments, by hand with the controls partialled out
+    Xr, Zr = _residual_on(W, X), _residual_on(W, Z)
+    n, k, k_w = 400, 4, 2
+    for j in range(2):
+        fitted = _proj(Zr) @ Xr[:, j]
+        rss = np.sum((Xr[:, j] - fitted) ** 2)
+        np.testing.assert_allclose(ours.first_stage_f_[j], (fitted @ fitted / k) / (rss / (n - k - k_w - 1)),
+                                   rtol=1e-9)
+    assert ours.n_controls_ == 2 and list(ours.control_names_) == ["w0", "w1"]
+    with pytest.raises(ValueError, match="pass W"):
+        ours.predict(X)
+    with pytest.raises(ValueError, match="n_controls_=2"):
+        ours.predict(X, W=W[:, :1])
+
+
+def test_representation_learns_with_controls_partialled_out():
+    X, y, Z, W = _design_with_controls(n=300, p=8, k=3, seed=12)
+    rep = InstrumentGuidedRepresentation().fit(X, Z=Z, W=W)
+    by_hand = InstrumentGuidedRepresentation().fit(_residual_on(W, X), Z=_residual_on(W, Z))
+    np.testing.assert_allclose(rep.components_, by_hand.components_, atol=1e-10)
+    np.testing.assert_allclose(rep.transform(X), (X - rep.mean_) @ rep.components_.T)  # no W needed
+    reg = InstrumentGuidedIVRegressor().fit(X, y, Z=Z, W=W)
+    np.testing.assert_allclose(reg.identified_subspace_, rep.components_.T, atol=1e-10)
+    # second stage: 2SLS of y on D = X·W_rep with the controls, as TwoStageLeastSquares computes it
+    tsls = TwoStageLeastSquares().fit(rep.transform(X), y, Z=Z, W=W)
+    np.testing.assert_allclose(reg.representation_coef_, tsls.coef_, rtol=1e-9)
+    np.testing.assert_allclose(reg.representation_cov_, tsls.cov_, rtol=1e-8)
+    np.testing.assert_allclose(reg.predict(X, W=W), tsls.predict(rep.transform(X), W=W), rtol=1e-9, atol=1e-9)
+    assert reg.score(X, y, Z=Z, W=W) <= 0
+    pca = PCATwoStageLeastSquares().fit(X, y, Z=Z, W=W)
+    assert pca.controls_coef_.shape == (2,) and np.isfinite(pca.predict(X, W=W)).all()
+    with pytest.raises(ValueError, match="method='linear'"):
+        InstrumentGuidedRepresentation(method="autoencoder").fit(X, Z=Z, W=W)
+
+
+def test_integer_weights_equal_repeated_rows_with_controls_and_clusters():
+    X, y, Z, W = _design_with_controls(n=60, seed=13, hetero=True)
+    g = np.arange(60) % 12
+    w = np.random.RandomState(1).randint(0, 4, size=60)
+    w[:5] = 1
+    rep = np.repeat(np.arange(60), w)
+    for cov_type in ("HC1", "cluster", "nonrobust"):
+        a = TwoStageLeastSquares(cov_type=cov_type).fit(X, y, Z=Z, W=W, groups=g, sample_weight=w)
+        b = TwoStageLeastSquares(cov_type=cov_type).fit(X[rep], y[rep], Z=Z[rep], W=W[rep], groups=g[rep])
+        for attr in ("coef_", "controls_coef_", "cov_", "params_cov_", "first_stage_f_", "first_stage_f_robust_",
+                     "cragg_donald_", "kleibergen_paap_", "sargan_", "hansen_j_"):
+            np.testing.assert_allclose(getattr(a, attr), getattr(b, attr), rtol=1e-8, err_msg=attr)
+
+
+def test_cluster_covariance_formula_and_groups_only_used_when_clustering():
+    X, y, Z, W = _design_with_controls(n=200, seed=14, hetero=True)
+    g = np.repeat(np.arange(25), 8)
+    est = TwoStageLeastSquares(cov_type="cluster").fit(X, y, Z=Z, W=W, groups=g)
+    C = np.column_stack([np.ones(200), W])
+    R, inst = np.column_stack([C, X]), np.column_stack([C, Z])
+    Rhat = _proj(inst) @ R
+    bread = np.linalg.inv(Rhat.T @ Rhat)
+    e = y - R @ np.linalg.solve(Rhat.T @ R, Rhat.T @ y)
+    scores = np.array([Rhat[g == c].T @ e[g == c] for c in range(25)])
+    cov = bread @ scores.T @ scores @ bread * (25 / 24) * (199 / (200 - 5))
+    np.testing.assert_allclose(est.params_cov_, cov, rtol=1e-9)
+    plain = TwoStageLeastSquares().fit(X, y, Z=Z, W=W)
+    with_groups = TwoStageLeastSquares().fit(X, y, Z=Z, W=W, groups=g)
+    np.testing.assert_array_equal(plain.cov_, with_groups.cov_)
+
+
+def test_kleibergen_paap_properties():
+    X, y, Z, W = _design_with_controls(n=500, seed=15, hetero=True)
+    est = TwoStageLeastSquares().fit(X, y, Z=Z, W=W)
+    A = np.array([[2.0, 0.3], [-1.0, 0.7]])
+    rotated = TwoStageLeastSquares().fit(X @ A, y, Z=Z, W=W)
+    np.testing.assert_allclose(rotated.kleibergen_paap_, est.kleibergen_paap_, rtol=1e-8)  # invariant
+    np.testing.assert_allclose(rotated.cragg_donald_, est.cragg_donald_, rtol=1e-8)
+    one = TwoStageLeastSquares(cov_type="HC0").fit(X[:, :1], y, Z=Z, W=W)
+    np.testing.assert_allclose(one.kleibergen_paap_, one.first_stage_f_robust_[0], rtol=1e-10)
+    # homoskedastic first stage, large n: the robust statistic estimates the same quantity as Cragg–Donald
+    X, y, Z, W = _design_with_controls(n=20000, seed=16)
+    big = TwoStageLeastSquares().fit(X, y, Z=Z, W=W)
+    assert abs(big.kleibergen_paap_ / big.cragg_donald_ - 1) < 0.05
+
+
+def test_cragg_donald_takes_minimum_over_identified_directions():
+    rng = np.random.RandomState(17)
+    n = 500
+    Z = rng.normal(size=(n, 3))
+    H = rng.normal(size=n)
+    x1 = 0.08 * Z[:, 0] + H + rng.normal(size=n)
+    X = np.column_stack([x1, Z[:, 1] + 2 * Z[:, 2]])  # the second treatment is a function of Z
+    y = X @ [1.0, 1.0] + H + rng.normal(size=n)
+    with pytest.warns(WeakInstrumentWarning):
+        est = TwoStageLeastSquares(cov_type="nonrobust").fit(X, y, Z=Z)
+    assert np.isfinite(est.cragg_donald_) and est.first_stage_f_[1] == np.inf
+    Xc, Zc = _centred(X, Z)
+    fitted = _proj(Zc) @ Xc
+    G, S = fitted.T @ fitted, (Xc - fitted).T @ (Xc - fitted) / (n - 3 - 1)
+    limit = scipy.linalg.eigh(G, S + 1e-11 * np.trace(S) * np.eye(2), eigvals_only=True)[0] / 3
+    np.testing.assert_allclose(est.cragg_donald_, limit, rtol=1e-6)
+
+
+def test_stock_yogo_threshold_and_summary():
+    rng = np.random.RandomState(18)
+    n = 1000
+    Z = rng.normal(size=(n, 2))
+    H = rng.normal(size=n)
+    x = 0.17 * Z @ [1.0, 1.0] + H + rng.normal(size=n)
+    y = 2 * x + H + rng.normal(size=n)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = TwoStageLeastSquares(cov_type="nonrobust").fit(x[:, None], y, Z=Z)
+    assert est.stock_yogo_ == {"10%": 19.93, "15%": 11.59, "20%": 8.75, "25%": 7.25}
+    assert 10 < est.cragg_donald_ < 19.93
+    with pytest.warns(WeakInstrumentWarning, match="Stock–Yogo"):
+        TwoStageLeastSquares(cov_type="nonrobust", weak_iv_threshold="stock-yogo").fit(x[:, None], y, Z=Z)
+    text = str(est.summary(alpha=0.1))
+    for part in ("const", "x0", "Cragg-Donald", "Sargan", "Hansen J", "Durbin", "19.93"):
+        assert part in text
+    s = est.summary()
+    np.testing.assert_allclose(s.params["coef"], [est.intercept_, est.coef_[0]])
+    np.testing.assert_allclose(s.params["std_err"][1], est.stderr_[0], rtol=1e-10)
+    with pytest.raises(ValueError, match="alpha"):
+        est.summary(alpha=2)
+
+
+def test_bad_controls_and_covariance_options():
+    X, y, Z, W = _design_with_controls(n=100)
+    est = TwoStageLeastSquares()
+    with pytest.raises(ValueError, match="W has 99 samples but X has 100"):
+        est.fit(X, y, Z=Z, W=W[:99])
+    Wbad = W.copy()
+    Wbad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="controls W"):
+        est.fit(X, y, Z=Z, W=Wbad)
+    import scipy.sparse as sp
+
+    with pytest.raises(TypeError, match="W"):
+        est.fit(X, y, Z=Z, W=sp.csr_matrix(W))
+    with pytest.raises(ValueError, match="W.ndim"):
+        est.fit(X, y, Z=Z, W=W[:, :, None])
+    with pytest.raises(ValueError, match="n_controls"):
+        est.fit(X[:8], y[:8], Z=Z[:8], W=np.random.RandomState(0).normal(size=(8, 4)))
+    with pytest.raises(ValueError, match="groups"):
+        TwoStageLeastSquares(cov_type="cluster").fit(X, y, Z=Z, W=W)
+    with pytest.raises(ValueError, match="groups"):
+        TwoStageLeastSquares(cov_type="cluster").fit(X, y, Z=Z, groups=np.zeros(100))
+    with pytest.raises(ValueError, match="debiased"):
+        TwoStageLeastSquares(cov_type="HC0", debiased=True).fit(X, y, Z=Z)
+    with pytest.raises(InvalidParameterError):
+        TwoStageLeastSquares(weak_iv_threshold="five").fit(X, y, Z=Z)
+    with pytest.warns(UserWarning, match="Z is rank deficient.*partialling out"):
+        TwoStageLeastSquares().fit(X, y, Z=np.column_stack([Z, W[:, 0]]), W=W)

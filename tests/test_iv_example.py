@@ -16,3 +16,19 @@ def test_example_runs_and_shows_the_trap():
     assert out["r2_pick"] == "OLS" and out["iv_pick"] == "IV r=3"
     assert out["ig"][-1] < 0.2 * out["pca"][-1]  # large overlap angle: PCA is biased
     assert 0.5 < out["ig"][0] / out["pca"][0] < 2  # control design: both accurate
+
+
+MROZ = Path(__file__).resolve().parents[1] / "examples" / "plot_iv_mroz.py"
+
+
+def test_mroz_example_runs_and_reports_the_textbook_numbers():
+    import pytest
+
+    pytest.importorskip("linearmodels")
+    out = runpy.run_path(str(MROZ), run_name="example")["main"]()
+    assert MROZ.with_suffix(".png").exists()
+    assert abs(out["coef"]["2SLS nonrobust"] - 0.061397) < 1e-6
+    assert abs(out["stderr"]["2SLS nonrobust"] - 0.031437) < 1e-6
+    assert abs(out["partial_f"] - 55.4003) < 1e-4
+    assert out["sargan"][1] > 0.5  # the over-identifying restriction is not rejected
+    assert out["coef"]["OLS"] > out["coef"]["2SLS nonrobust"]  # OLS absorbs ability bias upward

@@ -7,6 +7,8 @@ from sklearn.decomposition import PCA
 from sklearn.model_selection import GridSearchCV, KFold, cross_validate
 from sklearn.pipeline import Pipeline
 
+from sklearn_frontier.datasets import make_iv_many_treatments
+from sklearn_frontier.exceptions import IVScoreWarning
 from sklearn_frontier.iv import (
     InstrumentGuidedIVRegressor,
     InstrumentGuidedRepresentation,
@@ -15,8 +17,6 @@ from sklearn_frontier.iv import (
     make_pca_2sls,
     projected_mse,
 )
-from sklearn_frontier.datasets import make_iv_many_treatments
-from sklearn_frontier.exceptions import IVScoreWarning
 
 
 @pytest.fixture
@@ -110,3 +110,57 @@ def test_routing_off_step_params_and_scorer_error(data):
         bad = GridSearchCV(InstrumentGuidedIVRegressor(), {"n_components": [1, 2]}, scoring=make_iv_scorer(),
                            cv=3, refit=False).fit(X, y, Z=Z)
     assert np.all(np.isnan(bad.cv_results_["mean_test_score"]))
+
+
+class ControlSpy(TwoStageLeastSquares):
+    """Records the W and groups it receives in fit (module level so that clone works)."""
+
+    seen = []
+
+    def fit(self, X, y, *, Z=None, W=None, groups=None, sample_weight=None):
+        ControlSpy.seen.append((None if W is None else np.asarray(W).copy(),
+                                None if groups is None else np.asarray(groups).copy()))
+        return super().fit(X, y, Z=Z, W=W, groups=groups, sample_weight=sample_weight)
+
+
+@pytest.fixture
+def controls(data):
+    X, y, Z = data
+    rng = np.random.RandomState(3)
+    W = rng.normal(size=(X.shape[0], 2)) + Z[:, :1]
+    return W, np.arange(X.shape[0]) % 20
+
+
+def test_routing_on_controls_and_groups_reach_every_step(data, controls):
+    X, y, Z = data
+    W, g = controls
+    direct = InstrumentGuidedIVRegressor(2, cov_type="cluster").fit(X, y, Z=Z, W=W, groups=g)
+    with sklearn.config_context(enable_metadata_routing=True):
+        pipe = Pipeline([("rep", InstrumentGuidedRepresentation(2)), ("iv", TwoStageLeastSquares(cov_type="cluster"))])
+        pipe.fit(X, y, Z=Z, W=W, groups=g)
+        np.testing.assert_allclose(pipe.predict(X, W=W), direct.predict(X, W=W), rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(pipe[-1].cov_, direct.representation_cov_, rtol=1e-8)
+        ControlSpy.seen = []
+        cv = KFold(3, shuffle=True, random_state=0)
+        GridSearchCV(ControlSpy(), {"fit_intercept": [True]}, cv=cv, refit=False).fit(X[:, :2], y, Z=Z, W=W,
+                                                                                     groups=g)
+        routing = TwoStageLeastSquares().get_metadata_routing()
+        assert routing.fit.requests["W"] is True and routing.fit.requests["groups"] is True
+        assert routing.predict.requests["W"] is True
+    folds = [train for train, _ in cv.split(X)]
+    for w_seen, g_seen in ControlSpy.seen:
+        assert any(np.array_equal(w_seen, W[t]) and np.array_equal(g_seen, g[t]) for t in folds)
+
+
+def test_routing_off_controls_as_step_params(data, controls):
+    X, y, Z = data
+    W, _ = controls
+    pipe = Pipeline([("rep", InstrumentGuidedRepresentation(2)), ("iv", TwoStageLeastSquares())])
+    pipe.fit(X, y, rep__Z=Z, rep__W=W, iv__Z=Z, iv__W=W)
+    direct = InstrumentGuidedIVRegressor(2).fit(X, y, Z=Z, W=W)
+    np.testing.assert_allclose(pipe.predict(X, W=W), direct.predict(X, W=W), rtol=1e-10, atol=1e-10)
+    ControlSpy.seen = []
+    with pytest.warns(IVScoreWarning):
+        GridSearchCV(ControlSpy(), {"fit_intercept": [True]}, cv=KFold(3), refit=False).fit(X[:, :2], y, Z=Z,
+                                                                                             W=W)
+    assert all(w_seen is not None and w_seen.shape == (200, 2) for w_seen, _ in ControlSpy.seen)

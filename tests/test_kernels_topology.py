@@ -107,3 +107,30 @@ def test_bit_identical_across_thread_counts():
         outs.append(subprocess.run([sys.executable, "-c", _THREADS_SCRIPT], env=env, capture_output=True,
                                    text=True, check=True).stdout)
     assert outs[0] == outs[1]
+
+
+@pytest.mark.parametrize("n,p", [(1, 0.5), (12, 0.3), (200, 0.03)])
+def test_selinv_diag_twins_and_known_answer(n, p):
+    from sklearn_frontier.kernels import selinv_diag
+
+    rng = np.random.default_rng(n)
+    A = np.triu(rng.random((n, n)) < p, 1)
+    A = (A | A.T).astype(float)
+    L = sp.csc_matrix(np.diag(A.sum(1)) - A + 1e-3 * np.eye(n))
+    exact = np.diag(np.linalg.inv(L.toarray()))
+    with config_context(backend="numba"):
+        nb = selinv_diag(L)
+    with config_context(backend="numpy"):
+        ref = selinv_diag(L)
+    np.testing.assert_allclose(nb, exact, rtol=1e-9)
+    np.testing.assert_allclose(ref, exact, rtol=1e-9)
+    # path P_3 + I: inverse of [[2,-1,0],[-1,3,-1],[0,-1,2]] has diagonal (5/8, 1/2, 5/8)
+    P = sp.csc_matrix(np.array([[2.0, -1, 0], [-1, 3, -1], [0, -1, 2]]))
+    np.testing.assert_allclose(selinv_diag(P), [5 / 8, 1 / 2, 5 / 8], rtol=1e-12)
+
+
+def test_selinv_diag_rejects_indefinite():
+    from sklearn_frontier.kernels import selinv_diag
+
+    with pytest.raises(np.linalg.LinAlgError, match="positive definite"):
+        selinv_diag(sp.csc_matrix(np.array([[1.0, 2.0], [2.0, 1.0]])))

@@ -13,7 +13,7 @@ from sklearn_frontier import config_context
 from sklearn_frontier.datasets import make_sdr_regression
 from sklearn_frontier.kernels import sdr as sdr_kernels
 from sklearn_frontier.sdr import OPG, RMAVE, SMAVE, MAVEDimensionCV, SMAVERegressor, subspace_distance
-from sklearn_frontier.sdr import _base, _dimension, _smave
+from sklearn_frontier.sdr import _base, _dimension, _sgd, _smave
 from sklearn_frontier.utils._compat import InvalidParameterError
 
 
@@ -48,7 +48,9 @@ def test_model_b_smave_beats_opg(model_b):
     assert _dist(smave, B0) < 0.05
     assert _dist(smave, B0) < 0.5 * _dist(opg, B0)
     np.testing.assert_allclose(smave.components_ @ smave.components_.T, np.eye(2), atol=1e-12)
-    assert smave.n_iter_ == 300 and smave.loss_curve_.shape == (300,) and smave.objective_path_.shape == (300,)
+    # the windowed stopping rule ends the run well before max_iter, at a multiple of the window
+    assert smave.converged_ and smave.n_iter_ < smave.max_iter and smave.n_iter_ % smave.n_iter_no_change == 0
+    assert smave.loss_curve_.shape == (smave.n_iter_,) and smave.objective_path_.shape == (smave.n_iter_,)
 
 
 def test_model_a_smave_matches_rmave_and_beats_opg():
@@ -147,11 +149,16 @@ def test_each_step_queries_only_the_batch(monkeypatch):
         blocks.append(rows.shape[0])
         return real_block(Z, sq, rows, k)
 
-    monkeypatch.setattr(_smave, "query_neighbors", spy_query)
+    monkeypatch.setattr(_sgd, "query_neighbors", spy_query)
     monkeypatch.setattr(_base, "block_knn", spy_block)
-    est = SMAVE(max_iter=5, batch_size=64, random_state=0).fit(X, y)
-    assert calls == [(64, est.n_neighbors_)] * 5
+    est = SMAVE(max_iter=5, batch_size=64, refresh_neighbors=1, tol=None, random_state=0).fit(X, y)
+    assert calls == [(64, est.n_neighbors_)] * 5  # refreshed every step: exactly the batch is queried
     assert sum(blocks) <= 1000 and max(blocks) <= 256  # the OPG init: <= 1000 anchors, blocks of <= 256 rows
+    calls.clear()
+    est = SMAVE(max_iter=40, batch_size=64, tol=None, random_state=0).fit(X, y)
+    # reuse: each anchor is queried at most once per rebuild, and never more rows than the batch per step
+    assert max(c[0] for c in calls) <= 64 and sum(c[0] for c in calls) <= 64 * 40
+    assert est.n_refresh_ < 40
 
 
 # ---------------------------------------------------------------- MAVEDimensionCV

@@ -361,3 +361,90 @@ def test_warm_start_with_new_y_restarts_from_the_saved_state():
     est.set_params(warm_start=True).fit(X, y + 1.0)
     assert est.n_iter_ == 20 and est.draws_["vertex_values"].shape[1] == 15
     assert abs(est.predict(X).mean() - (y.mean() + 1.0)) < 0.5
+
+
+# ------------------------------------------------------------------ degenerate geometry and extreme scales
+RELIABILITY_FAST = dict(n_trees=3, n_iter=30, n_burnin=10, thin=1)
+
+
+@pytest.mark.parametrize("Est", [PRBASTRegressor, BASTRegressor])
+@pytest.mark.parametrize("n_features", [1, 2, 3])
+def test_two_training_rows_fit_and_predict(Est, n_features):
+    # 1-D with two rows used to crash in _predict.py ("could not broadcast (2,3) into (2,2)")
+    X = np.random.default_rng(0).random((2, n_features))
+    est = Est(random_state=0, **RELIABILITY_FAST).fit(X, [0.0, 1.0])
+    assert est.graph_.edges.tolist() == [[0, 1]]
+    pred = est.predict(np.r_[X, X.mean(axis=0, keepdims=True)])
+    assert pred.shape == (3,) and np.all(np.isfinite(pred))
+
+
+@pytest.mark.parametrize("Est", [PRBASTRegressor, BASTRegressor])
+def test_all_rows_at_one_point_is_a_clear_error(Est):
+    # used to raise IndexError in _trees.py
+    with pytest.raises(ValueError, match="at least 2 distinct training locations.*all at one point"):
+        Est(**RELIABILITY_FAST).fit(np.ones((10, 2)), np.arange(10.0))
+    # zero-weight rows are dropped first: the remaining rows decide
+    X = np.r_[np.ones((5, 2)), [[2.0, 3.0]]]
+    with pytest.raises(ValueError, match="at least 2 distinct"):
+        Est(**RELIABILITY_FAST).fit(X, np.arange(6.0), sample_weight=[1, 1, 1, 1, 1, 0])
+
+
+@pytest.mark.parametrize("Est", [PRBASTRegressor, BASTRegressor])
+def test_collinear_points_fall_back_to_knn_graph(Est):
+    X = np.c_[np.arange(10.0), 2 * np.arange(10.0)]
+    with pytest.warns(UserWarning, match="Delaunay triangulation failed.*kNN"):
+        est = Est(random_state=0, **RELIABILITY_FAST).fit(X, np.sin(X[:, 0]))
+    assert est.graph_.kind == "knn" and not est.graph_.repaired.any()
+    assert np.all(np.isfinite(est.predict(X + 0.25)))
+
+
+@pytest.mark.parametrize("Est", [PRBASTRegressor, BASTRegressor])
+@pytest.mark.parametrize("c", [2.0 ** -500, 1e-150, 1e-300, 3.7, 1e150])
+def test_predictions_are_scale_equivariant(Est, c):
+    # PRBAST at 1e-150 used to predict NaN everywhere (float32 length scale underflowed to 0)
+    rng = np.random.default_rng(0)
+    X, Xt = rng.random((25, 2)), rng.random((7, 2))
+    y = np.sin(4 * X[:, 0]) + X[:, 1]
+    ref = Est(random_state=0, **RELIABILITY_FAST).fit(X, y)
+    est = Est(random_state=0, **RELIABILITY_FAST).fit(c * X, y)
+    pred, std = est.predict(c * Xt, return_std=True)
+    assert np.all(np.isfinite(pred)) and np.all(np.isfinite(std))
+    ref_pred, ref_std = ref.predict(Xt, return_std=True)
+    np.testing.assert_allclose(pred, ref_pred, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(std, ref_std, rtol=1e-6, atol=1e-8)
+    # graph_ stays in the units of X
+    np.testing.assert_allclose(est.graph_.vertices, c * ref.graph_.vertices, rtol=1e-12)
+    np.testing.assert_allclose(est.graph_.diameter, c * ref.graph_.diameter, rtol=1e-12)
+    if c == 2.0 ** -500:  # a power of two: bit-for-bit the same fit
+        np.testing.assert_array_equal(pred, ref_pred)
+
+
+def test_scaled_polygon_domain_keeps_the_same_graph():
+    X, _, _ = make_horseshoe(120, random_state=0)
+    y = np.sign(X[:, 1])
+    c = 1e-150
+    a = BASTRegressor(domain=horseshoe_boundary(), random_state=0, **RELIABILITY_FAST).fit(X, y)
+    ring = np.asarray(horseshoe_boundary(), dtype=float) * c
+    b = BASTRegressor(domain=ring, random_state=0, **RELIABILITY_FAST).fit(c * X, y)
+    np.testing.assert_array_equal(a.graph_.edges, b.graph_.edges)
+    np.testing.assert_allclose(b.predict(c * X), a.predict(X), rtol=1e-6, atol=1e-8)
+
+
+_SEEN_BY_DOMAIN = []
+
+
+def _whole_plane_recording(P):
+    _SEEN_BY_DOMAIN.append(float(np.max(np.abs(P))))
+    return np.ones(P.shape[0], dtype=bool)
+
+
+def test_scaled_callable_domain_sees_original_units():
+    import pickle
+
+    X = np.random.default_rng(1).random((30, 2)) * 1e150
+    _SEEN_BY_DOMAIN.clear()
+    est = BASTRegressor(domain=_whole_plane_recording, random_state=0, **RELIABILITY_FAST).fit(X, X[:, 0] / 1e150)
+    assert _SEEN_BY_DOMAIN and min(_SEEN_BY_DOMAIN) > 1e140  # called in the units of X, not standardised ones
+    restored = pickle.loads(pickle.dumps(est))  # the wrapped callable stays picklable
+    np.testing.assert_array_equal(restored.predict(X), est.predict(X))
+    assert np.all(np.isfinite(est.predict(X)))

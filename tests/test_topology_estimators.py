@@ -229,3 +229,18 @@ def test_clusterer_specific_bad_inputs_and_edge_cases():
         CEOSpectralClustering(2, affinity="precomputed").fit(np.zeros((5, 5)))
     est = CEOSpectralClustering(3, n_neighbors=50).fit(X)  # clipped to n − 1
     assert est.affinity_matrix_.sum(axis=1).min() == 19
+
+
+def test_sparse_chain_route_equals_dense_route():
+    # solver="auto", n > 1000, signed complex: S_ε matrix-free with the exact diagonal (selected inversion)
+    X, y = make_blobs(1100, centers=4, n_features=3, cluster_std=1.0, random_state=0)
+    kw = dict(n_clusters=4, n_neighbors=8, random_state=0)
+    fast = CEOSpectralClustering(**kw).fit(X)
+    dense = CEOSpectralClustering(solver="dense", **kw).fit(X)
+    assert fast.route_ == "chain-selinv" and dense.route_ == "chain" and fast.normalization_ == "diag"
+    np.testing.assert_allclose(fast.operator_.diagonal_, np.diag(dense.operator_), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(fast.eigenvalues_, dense.eigenvalues_, rtol=0, atol=1e-8)
+    assert _subspace_distance(fast.embedding_, dense.embedding_) < 1e-4
+    assert ari(fast.labels_, dense.labels_) == 1.0
+    assert fast.sandwich_gap_ == pytest.approx(dense.sandwich_gap_, rel=1e-12)
+    np.testing.assert_allclose(fast.operator_.to_dense(), dense.operator_, rtol=0, atol=1e-9)

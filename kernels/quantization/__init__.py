@@ -1,14 +1,16 @@
 """Quantization kernels: int4 pack/unpack, Gram accumulation, Walsh-Hadamard transform, dual-component matmul.
 
 ``dual_matmul`` has a torch reference, a numba twin (CPU) and a Triton twin (CUDA, or the CPU interpreter
-under ``TRITON_INTERPRET=1``); the other kernels have numpy references and numba twins.
+under ``TRITON_INTERPRET=1``); ``lut4_matmul`` (any 4-bit format through a 16-entry value table: MXFP4, NVFP4,
+INT4 group sizes torch's op does not take) a torch reference and a numba twin; the other kernels have numpy
+references and numba twins.
 """
 
 import numpy as np
 
 from .._dispatch import register_kernel
 
-__all__ = ["pack_int4", "unpack_int4", "accumulate_gram", "fwht", "dual_matmul"]
+__all__ = ["pack_int4", "unpack_int4", "accumulate_gram", "fwht", "dual_matmul", "lut4_matmul"]
 
 _REF = "sklearn_frontier.kernels.quantization._reference"
 _NUMBA = "sklearn_frontier.kernels.quantization._numba"
@@ -56,6 +58,22 @@ def _dual_inputs(rng):
     return (x, qweight, scales, zeros, float(rng.random() + 0.5), up, down, t, bias, g), {}
 
 
+def _lut4_inputs(rng):
+    import torch
+
+    M, N = int(rng.integers(1, 20)), int(rng.integers(1, 40))
+    g = int(rng.choice([8, 16, 32]))
+    K = int(rng.integers(1, 3)) * g + int(rng.choice([0, 0, 3]))
+    n_groups = -(-K // g)
+    gen = torch.Generator().manual_seed(int(rng.integers(0, 2**31)))
+    x = torch.randn(M, K, generator=gen)
+    qweight = torch.randint(0, 256, (N, (K + 1) // 2), generator=gen, dtype=torch.uint8)
+    lut = torch.randn(16, generator=gen)
+    scales = torch.rand(N, n_groups, generator=gen) + 0.1
+    zeros = torch.randint(0, 16, (N, n_groups), generator=gen).to(torch.float32) if rng.random() < 0.5 else None
+    return (x, qweight, lut, scales, zeros, g), {}
+
+
 def _compare_dual(expected, actual):
     import torch
 
@@ -73,6 +91,9 @@ _fwht = register_kernel("fwht", reference=f"{_REF}:fwht", numba=f"{_NUMBA}:fwht"
                         rtol=1e-10, atol=1e-12)
 _dual = register_kernel("dual_matmul", reference=f"{_REF}:dual_matmul", numba=f"{_NUMBA}:dual_matmul",
                         triton=f"{_TRITON}:dual_matmul", make_inputs=_dual_inputs, compare=_compare_dual)
+
+_lut4 = register_kernel("lut4_matmul", reference=f"{_REF}:lut4_matmul", numba=f"{_NUMBA}:lut4_matmul",
+                        make_inputs=_lut4_inputs, compare=_compare_dual)
 
 
 def pack_int4(codes):
@@ -238,3 +259,50 @@ def dual_matmul(x, qweight, scales, zeros=None, tensor_scale=1.0, up=None, down=
 
 
 dual_matmul.kernel_spec = _dual.kernel_spec
+
+
+def lut4_matmul(x, qweight, lut, scales, zeros=None, *, group_size):
+    """Compute ``x @ W^T`` over packed 4-bit codes decoded through a 16-entry table, ``W = (lut[q] - z) s``.
+
+    One kernel for every 4-bit format: INT4 (the integers as table), E2M1 for MXFP4/NVFP4 (with the decoded
+    block scales). float32 accumulation.
+
+    Parameters
+    ----------
+    x : torch.Tensor of shape (M, K)
+        Input activations.
+    qweight : torch.Tensor uint8 of shape (N, ceil(K/2))
+        Packed codes (column 2j in the low nibble).
+    lut : torch.Tensor of shape (16,)
+        Value of each nibble.
+    scales : torch.Tensor of shape (N, ceil(K/group_size))
+        Per-group scales.
+    zeros : torch.Tensor of shape (N, ceil(K/group_size)) or None, default=None
+        Per-group zero points, in table units.
+    group_size : int
+        Number of input columns sharing a scale.
+
+    Returns
+    -------
+    y : torch.Tensor of shape (M, N)
+        The product, in x's dtype.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklearn_frontier.kernels.quantization import lut4_matmul
+    >>> lut = torch.arange(16, dtype=torch.float32)
+    >>> lut4_matmul(torch.ones(1, 2), torch.tensor([[0x21]], dtype=torch.uint8), lut, torch.ones(1, 1),
+    ...             group_size=2).tolist()
+    [[3.0]]
+    """
+    if x.ndim != 2:
+        raise ValueError(f"x must be 2-D, got shape {tuple(x.shape)}.")
+    if qweight.shape[1] != (x.shape[1] + 1) // 2:
+        raise ValueError(f"x has {x.shape[1]} features but qweight packs {qweight.shape[1]} bytes per row.")
+    if tuple(lut.shape) != (16,):
+        raise ValueError(f"lut must have shape (16,), got {tuple(lut.shape)}.")
+    return _lut4(x, qweight, lut, scales, zeros, group_size)
+
+
+lut4_matmul.kernel_spec = _lut4.kernel_spec

@@ -83,87 +83,89 @@ def fwht(X):
 
 
 @njit(cache=True, nogil=True, parallel=True, fastmath=True)
-def _dual_matmul(x, qweight, scales, zeros, has_zeros, tensor_scale, up, down, t, has_t, bias, has_bias,
-                 group_size):
-    M, K = x.shape
+def _nibble_matmul(xT, qweight, lut, scales, zeros, has_zeros, group_size):
+    """``yT[n, i] = sum_k x[i, k] (lut[q_nk] - z_ng) s_ng`` from packed nibbles; xT is (K, M), yT (N, M).
+
+    Parallel over output rows; each nibble is decoded in a register and applied to all M activations
+    (contiguous in xT), so no dequantized weight (not even one row of it) is ever written to memory.
+    """
+    K, M = xT.shape
     N = qweight.shape[0]
-    r = up.shape[1]
-    z = np.zeros((M, r), dtype=np.float32)
-    for i in range(M):
-        for k in range(r):
-            acc = np.float32(0.0)
-            for c in range(K):
-                acc += x[i, c] * down[k, c]
-            z[i, k] = acc
-    xt = x.copy()
-    if has_t:
-        for i in range(M):
-            for c in range(K):
-                xt[i, c] = x[i, c] * t[c]
-    y = np.empty((M, N), dtype=np.float32)
-    n_bytes = qweight.shape[1]
-    gidx = np.empty(2 * n_bytes, dtype=np.int64)
-    for c in range(2 * n_bytes):
-        gidx[c] = min(c, K - 1) // group_size
+    G = scales.shape[1]
+    yT = np.zeros((N, M), dtype=np.float32)
     for n in prange(N):
-        # unpack + dequantize one row without per-element divisions (byte pairs inside each group)
-        w = np.zeros(2 * n_bytes, dtype=np.float32)
-        for j in range(n_bytes):
-            b = np.int32(qweight[n, j])
-            lo = b & 15
-            hi = b >> 4
-            c = 2 * j
-            g0 = gidx[c]
-            g1 = gidx[c + 1]
+        for g in range(G):
+            s = scales[n, g]
+            z = np.float32(0.0)
             if has_zeros:
-                w[c] = (np.float32(lo) - np.float32(zeros[n, g0])) * scales[n, g0]
-                if c + 1 < K:
-                    w[c + 1] = (np.float32(hi) - np.float32(zeros[n, g1])) * scales[n, g1]
+                z = np.float32(zeros[n, g])
+            k1 = min(K, (g + 1) * group_size)
+            if M == 1:
+                acc = np.float32(0.0)
+                for k in range(g * group_size, k1):
+                    c = (np.int64(qweight[n, k >> 1]) >> (4 * (k & 1))) & 15
+                    acc += xT[k, 0] * (lut[c] - z)
+                yT[n, 0] += acc * s
             else:
-                if lo >= 8:
-                    lo -= 16
-                if hi >= 8:
-                    hi -= 16
-                w[c] = np.float32(lo) * scales[n, g0]
-                if c + 1 < K:
-                    w[c + 1] = np.float32(hi) * scales[n, g1]
-        for i in range(M):
-            acc = np.float32(0.0)
-            for c in range(K):
-                acc += xt[i, c] * w[c]
-            out = acc * tensor_scale
-            lr = np.float32(0.0)
-            for k in range(r):
-                lr += z[i, k] * up[n, k]
-            out += lr
-            if has_bias:
-                out += bias[n]
-            y[i, n] = out
-    return y
+                for k in range(g * group_size, k1):
+                    c = (np.int64(qweight[n, k >> 1]) >> (4 * (k & 1))) & 15
+                    w = (lut[c] - z) * s
+                    for i in range(M):
+                        yT[n, i] += xT[k, i] * w
+    return yT
+
+
+_INT_SIGNED_LUT = np.array([0, 1, 2, 3, 4, 5, 6, 7, -8, -7, -6, -5, -4, -3, -2, -1], dtype=np.float32)
+_INT_UNSIGNED_LUT = np.arange(16, dtype=np.float32)
+
+
+def _np32(a, dtype=np.float32):
+    if a is None:
+        return None
+    if hasattr(a, "detach"):
+        a = a.detach().cpu()
+        if a.dtype.is_floating_point:
+            a = a.float()
+        a = a.numpy()
+    return np.ascontiguousarray(np.asarray(a), dtype=dtype)
+
+
+def nibble_matmul_np(x, qweight, lut, scales, zeros, group_size):
+    """numpy-in/numpy-out core: ``x @ W^T`` with ``W[n, k] = (lut[q_nk] - z_ng) s_ng`` (float32)."""
+    xT = np.ascontiguousarray(np.asarray(x, dtype=np.float32).T)
+    N = qweight.shape[0]
+    zeros_n = np.zeros((1, 1), np.float32) if zeros is None else np.asarray(zeros, np.float32)
+    yT = _nibble_matmul(xT, np.ascontiguousarray(qweight, dtype=np.uint8), np.asarray(lut, np.float32),
+                        np.ascontiguousarray(scales, dtype=np.float32), np.ascontiguousarray(zeros_n),
+                        zeros is not None, int(group_size))
+    return np.ascontiguousarray(yT.T) if N else np.zeros((x.shape[0], 0), np.float32)
+
+
+def lut4_matmul(x, qweight, lut, scales, zeros, group_size):
+    """numba twin of the 4-bit look-up-table matmul (torch tensors or numpy arrays in, same kind out)."""
+    y = nibble_matmul_np(_np32(x), _np32(qweight, np.uint8), _np32(lut), _np32(scales), _np32(zeros), group_size)
+    if hasattr(x, "detach"):
+        import torch
+
+        return torch.from_numpy(y).to(x.dtype)
+    return y.astype(x.dtype)
 
 
 def dual_matmul(x, qweight, scales, zeros, tensor_scale, up, down, t, bias, group_size):
-    """numba twin of the dual-component matmul (torch tensors or numpy arrays in, same kind out)."""
-    is_torch = hasattr(x, "detach")
+    """numba twin of the dual-component matmul (torch tensors or numpy arrays in, same kind out).
 
-    def np32(a, dtype=np.float32):
-        if a is None:
-            return None
-        a = a.detach().cpu().numpy() if hasattr(a, "detach") else np.asarray(a)
-        return np.ascontiguousarray(a, dtype=dtype)
-
-    xn = np32(x)
-    K = xn.shape[1]
-    N = qweight.shape[0]
-    up_n = np32(up) if up is not None else np.zeros((N, 0), np.float32)
-    down_n = np32(down) if down is not None else np.zeros((0, K), np.float32)
-    zeros_n = np32(zeros, np.uint8) if zeros is not None else np.zeros((1, 1), np.uint8)
-    t_n = np32(t) if t is not None else np.zeros(1, np.float32)
-    b_n = np32(bias) if bias is not None else np.zeros(1, np.float32)
-    y = _dual_matmul(xn, np32(qweight, np.uint8), np32(scales), zeros_n, zeros is not None,
-                     np.float32(tensor_scale), up_n, down_n, t_n, t is not None, b_n, bias is not None,
-                     int(group_size))
-    if is_torch:
+    The residual runs through the packed-nibble kernel; the low-rank branch is two thin matmuls.
+    """
+    xn = _np32(x)
+    xr = xn if t is None else xn * _np32(t)[None, :]
+    lut = _INT_SIGNED_LUT if zeros is None else _INT_UNSIGNED_LUT
+    y = nibble_matmul_np(xr, _np32(qweight, np.uint8), lut, _np32(scales), _np32(zeros), group_size)
+    y *= np.float32(tensor_scale)
+    if up is not None and up.shape[1] > 0:
+        y += (xn @ _np32(down).T) @ _np32(up).T
+    if bias is not None:
+        y += _np32(bias)[None, :]
+    if hasattr(x, "detach"):
         import torch
 
         return torch.from_numpy(y).to(x.dtype)

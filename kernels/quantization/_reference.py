@@ -80,3 +80,22 @@ def dual_matmul(x, qweight, scales, zeros, tensor_scale, up, down, t, bias, grou
     if bias is not None:
         y = y + bias.to(torch.float32)
     return y.to(x.dtype)
+
+
+def lut4_matmul(x, qweight, lut, scales, zeros, group_size):
+    """``x @ W^T`` with ``W[n, k] = (lut[q_nk] - z_ng) s_ng`` from packed nibbles, float32 accumulation, torch.
+
+    x (M, K); qweight uint8 (N, ceil(K/2)) low nibble first; lut (16,) value of each nibble; scales (N, G);
+    zeros (N, G) (in lut units) or None. Returns (M, N) in x's dtype.
+    """
+    import torch
+
+    K = x.shape[1]
+    q = qweight.to(torch.int64)
+    nib = torch.stack([q & 15, q >> 4], dim=-1).reshape(q.shape[0], -1)[:, :K]
+    w = lut.to(torch.float32)[nib]
+    gidx = torch.arange(K, device=x.device) // group_size
+    if zeros is not None:
+        w = w - zeros.to(torch.float32)[:, gidx]
+    w = w * scales.to(torch.float32)[:, gidx]
+    return (x.to(torch.float32) @ w.T).to(x.dtype)

@@ -1,4 +1,7 @@
-"""numba twins of the topology kernels (thread-count independent: fixed 256-vertex blocks, in-order sums)."""
+"""numba twins of the topology kernels (thread-count independent: fixed 256-vertex blocks, in-order sums).
+
+T5 ``selinv_diag``: up-looking sparse Cholesky (elimination tree, row subtrees) and the Takahashi recurrence for
+the diagonal of the inverse on the factor's pattern (sequential, exact up to rounding)."""
 
 import numpy as np
 from numba import boolean, float64, int64, njit, prange, types
@@ -321,3 +324,125 @@ def pcg_jacobi_batched(indptr, indices, data, inv_diag, shift, rhs, rtol, maxite
         for i in range(N):
             Z[i, j] = Zw[i, c]
     return Z, iters, converged
+
+
+# ------------------------------------------------------------------ T5 selected inversion (issue 20)
+@njit(cache=True, nogil=True)
+def _sparse_cholesky(n, Ap, Ai, Ax):
+    """Up-looking Cholesky A = L Lᵀ of an SPD matrix given by its full symmetric CSC (sorted) pattern.
+    Returns Lp, Li, Lx (CSC, each column's diagonal first, rows ascending) or Lp[0] = -1 if not PD."""
+    parent = np.full(n, -1, np.int64)
+    ancestor = np.full(n, -1, np.int64)
+    for k in range(n):
+        for p in range(Ap[k], Ap[k + 1]):
+            i = Ai[p]
+            while i != -1 and i < k:
+                inext = ancestor[i]
+                ancestor[i] = k
+                if inext == -1:
+                    parent[i] = k
+                i = inext
+    # symbolic counts by row subtrees
+    flag = np.full(n, -1, np.int64)
+    cnt = np.ones(n, np.int64)
+    for k in range(n):
+        flag[k] = k
+        for p in range(Ap[k], Ap[k + 1]):
+            i = Ai[p]
+            while i < k and flag[i] != k:
+                cnt[i] += 1
+                flag[i] = k
+                i = parent[i]
+    Lp = np.zeros(n + 1, np.int64)
+    for j in range(n):
+        Lp[j + 1] = Lp[j] + cnt[j]
+    Li = np.empty(Lp[n], np.int64)
+    Lx = np.empty(Lp[n], np.float64)
+    c = Lp[:n].copy()
+    x = np.zeros(n)
+    s = np.empty(n, np.int64)
+    flag[:] = -1
+    for k in range(n):
+        # ereach: pattern of row k of L, in topological order s[top:n]
+        top = n
+        flag[k] = k
+        for p in range(Ap[k], Ap[k + 1]):
+            i = Ai[p]
+            if i > k:
+                continue
+            x[i] += Ax[p]
+            length = 0
+            while flag[i] != k:
+                s[length] = i
+                length += 1
+                flag[i] = k
+                i = parent[i]
+            while length > 0:
+                top -= 1
+                length -= 1
+                s[top] = s[length]
+        d = x[k]
+        x[k] = 0.0
+        for t in range(top, n):
+            i = s[t]
+            lki = x[i] / Lx[Lp[i]]
+            x[i] = 0.0
+            for p in range(Lp[i] + 1, c[i]):
+                x[Li[p]] -= Lx[p] * lki
+            d -= lki * lki
+            p = c[i]
+            c[i] += 1
+            Li[p] = k
+            Lx[p] = lki
+        if d <= 0.0:
+            Lp[0] = -1
+            return Lp, Li, Lx
+        p = c[k]
+        c[k] += 1
+        Li[p] = k
+        Lx[p] = np.sqrt(d)
+    return Lp, Li, Lx
+
+
+@njit(cache=True, nogil=True)
+def _takahashi_diag(n, Lp, Li, Lx):
+    """diag(A⁻¹) from A = L Lᵀ: the Takahashi recurrence on L's pattern (closed under elimination), computing the
+    entries of Z = A⁻¹ on that pattern from the last column to the first."""
+    Z = np.empty(Lp[n], np.float64)
+    pos = np.full(n, -1, np.int64)
+    acc = np.zeros(n, np.float64)
+    for j in range(n - 1, -1, -1):
+        p0, p1 = Lp[j], Lp[j + 1]
+        ljj = Lx[p0]
+        for b in range(p0 + 1, p1):
+            pos[Li[b]] = b - p0 - 1
+            acc[b - p0 - 1] = 0.0
+        for b in range(p0 + 1, p1):
+            k = Li[b]
+            lk = Lx[b] / ljj
+            ik = b - p0 - 1
+            acc[ik] += lk * Z[Lp[k]]
+            for q in range(Lp[k] + 1, Lp[k + 1]):
+                ir = pos[Li[q]]
+                if ir >= 0:  # r = Li[q] > k, both in the pattern of column j: Z_rk = Z[q]
+                    acc[ir] += lk * Z[q]
+                    acc[ik] += Lx[p0 + 1 + ir] / ljj * Z[q]
+        diag = 1.0 / (ljj * ljj)
+        for b in range(p0 + 1, p1):
+            Z[b] = -acc[b - p0 - 1]
+            diag -= Lx[b] / ljj * Z[b]
+            pos[Li[b]] = -1
+        Z[p0] = diag
+    out = np.empty(n)
+    for j in range(n):
+        out[j] = Z[Lp[j]]
+    return out
+
+
+@njit(float64[::1](_I1, _I1, _F1), cache=True, nogil=True)
+def selinv_diag(indptr, indices, data):
+    n = indptr.shape[0] - 1
+    Lp, Li, Lx = _sparse_cholesky(n, indptr, indices, data)
+    if n and Lp[0] < 0:
+        return np.full(n, np.nan)
+    return _takahashi_diag(n, Lp, Li, Lx)

@@ -107,3 +107,16 @@ def pcg_jacobi_batched(indptr, indices, data, inv_diag, shift, rhs, rtol, maxite
         rz[cols] = rz_new
         P[:, cols] = Zp + beta * P[:, cols]
     return Z, iters, converged
+
+
+def selinv_diag(indptr, indices, data):
+    """diag(A⁻¹) of a symmetric positive definite CSC/CSR matrix by a dense inverse (NaN if not PD)."""
+    n = len(indptr) - 1
+    A = sp.csr_matrix((data, indices, indptr), shape=(n, n)).toarray()
+    try:
+        import scipy.linalg as la
+
+        c = la.cho_factor(A, lower=True)
+    except np.linalg.LinAlgError:
+        return np.full(n, np.nan)
+    return np.ascontiguousarray(np.diag(la.cho_solve(c, np.eye(n))))

@@ -9,7 +9,9 @@ import numpy as np
 from sklearn_frontier.utils._progress import progress_bar
 
 from ._aggregation import _dawid_skene_codes
-from ._persistence import atomic_savez, from_state_arrays, journal_append, state_arrays
+from sklearn_frontier.exceptions import StateFileError
+
+from ._persistence import atomic_savez, from_state_arrays, journal_append, read_state_file, state_arrays
 from ._validation import count_votes, encode_labels
 
 _HISTORY_KEYS = ("n_labels", "label_accuracy", "mean_uncertainty", "max_uncertainty", "expected_errors",
@@ -134,9 +136,11 @@ def run_annotation_loop(annotator, X, crowd, budget, *, batch_size=None, initial
 
     loop = None
     if resume and checkpoint is not None and os.path.exists(checkpoint):
-        with np.load(checkpoint, allow_pickle=False) as data:
-            arrays = {k: data[k] for k in data.files}
-        annotator = from_state_arrays(arrays, prefix="annotator/")
+        arrays = read_state_file(checkpoint)
+        annotator = from_state_arrays(arrays, prefix="annotator/", source=os.fspath(checkpoint))
+        missing = [k for k in ("loop/spent", "loop/next_eval", "loop/batches") if k not in arrays]
+        if missing:
+            raise StateFileError(os.fspath(checkpoint), "missing member", f"the member {missing[0]!r} is missing.")
         if has_crowd_state:
             crowd.set_state({k[len("crowd/"):]: v for k, v in arrays.items() if k.startswith("crowd/")})
         loop = {"spent": int(arrays["loop/spent"]), "next_eval": int(arrays["loop/next_eval"]),

@@ -4,15 +4,22 @@ import hashlib
 import json
 import os
 import tempfile
+import zipfile
 
 import numpy as np
 import scipy.sparse as sp
+
+from sklearn_frontier.exceptions import StateFileError
 
 from ._keys import _tie_keys
 from ._validation import count_votes
 
 _TAG = "sklearn_frontier.annotator"
-_VERSION = 1
+# 2: every file carries a ``state_sha256`` member (member list + SHA-256 of every other member). Version 1
+# files (no such member) still load; their members are only checked by the zip CRCs and codes_sha256.
+_VERSION = 2
+_READABLE_VERSIONS = (1, 2)
+_CHECKSUM_KEY = "state_sha256"
 
 
 # Annotator classes by name, filled by ``register_state_class``: this module knows the state format, the classes
@@ -86,26 +93,43 @@ def state_arrays(est, prefix=""):
     return {prefix + k: v for k, v in arrays.items()}
 
 
-def from_state_arrays(data, prefix="", expected_class=None):
-    """Rebuild a fitted annotator from :func:`state_arrays` output (checks tag, version, checksum)."""
+def from_state_arrays(data, prefix="", expected_class=None, source=None):
+    """Rebuild a fitted annotator from :func:`state_arrays` output (checks tag, version, checksum).
+
+    Every failed check raises :class:`~sklearn_frontier.exceptions.StateFileError` naming ``source``
+    (the file) and the check.
+    """
     from sklearn.neighbors import NearestNeighbors
 
+    def get(key):
+        if prefix + key not in data:
+            raise StateFileError(source, "missing member", f"the member {prefix + key!r} is missing.")
+        return data[prefix + key]
 
-    get = lambda key: data[prefix + key]  # noqa: E731
-    try:
-        tag, version, name = str(get("tag")), int(get("version")), str(get("class_name"))
-    except KeyError as exc:
-        raise ValueError(f"Not an annotator state file (missing {exc}).") from None
+    if prefix + "tag" not in data:
+        raise StateFileError(source, "tag", f"not an annotator state file (no {prefix + 'tag'!r} member).")
+    tag, version, name = str(get("tag")), int(get("version")), str(get("class_name"))
     if tag != _TAG:
-        raise ValueError(f"Not an annotator state file (tag {tag!r}).")
-    if version != _VERSION:
-        raise ValueError(f"Unsupported annotator state version {version} (expected {_VERSION}).")
+        raise StateFileError(source, "tag", f"not an annotator state file (tag {tag!r}, expected {_TAG!r}).")
+    if version not in _READABLE_VERSIONS:
+        raise StateFileError(source, "version", f"unsupported annotator state version {version} (this "
+                             f"sklearn_frontier reads versions {', '.join(map(str, _READABLE_VERSIONS))}).")
+    try:
+        return _rebuild(data, get, prefix, expected_class, source, name, NearestNeighbors)
+    except StateFileError:
+        raise
+    except (ValueError, TypeError, IndexError) as exc:  # a member of the wrong shape or type
+        raise StateFileError(source, "consistency", f"the members do not form a valid state: {exc}") from exc
+
+
+def _rebuild(data, get, prefix, expected_class, source, name, NearestNeighbors):
     classes_by_name = _STATE_CLASSES
     if name not in classes_by_name:
-        raise ValueError(f"Unknown annotator class {name!r}.")
+        raise StateFileError(source, "tag", f"unknown annotator class {name!r}.")
     cls = classes_by_name[name]
     if expected_class is not None and not issubclass(cls, expected_class):
-        raise ValueError(f"The state holds a {name}, not a {expected_class.__name__}.")
+        raise ValueError(f"{source or 'The state'} holds a {name}, not a {expected_class.__name__}; load it with "
+                         "sklearn_frontier.annotation.load_annotator.")
     params = json.loads(str(get("params")))
     if "prior" in params:
         params["prior"] = tuple(params["prior"])
@@ -114,12 +138,12 @@ def from_state_arrays(data, prefix="", expected_class=None):
     est = cls(**params)
     codes = np.array(get("codes"))
     if str(get("codes_sha256")) != _sha256(codes):
-        raise ValueError("corrupted state: the annotation codes do not match their checksum.")
+        raise StateFileError(source, "checksum", "the annotation codes do not match their checksum.")
     classes = np.array(get("classes"))
     counts = np.array(get("counts"))
     if counts.shape != (codes.shape[0], classes.size) or not np.array_equal(count_votes(codes, classes.size),
                                                                             counts):
-        raise ValueError("corrupted state: the vote counts do not match the annotation codes.")
+        raise StateFileError(source, "consistency", "the vote counts do not match the annotation codes.")
     est.classes_ = classes
     est.annotations_ = codes
     est.n_annotators_ = codes.shape[1]
@@ -143,7 +167,7 @@ def from_state_arrays(data, prefix="", expected_class=None):
     est._tie_keys_ = _tie_keys(est.random_seed_, n)
     est.n_labels_seen_ = int(get("n_labels_seen"))
     if est._log.shape[0] != est.n_labels_seen_:
-        raise ValueError("corrupted state: the label log does not match the label counter.")
+        raise StateFileError(source, "consistency", "the label log does not match the label counter.")
     if prefix + "N" in data:
         est.propagated_evidence_ = np.array(get("N"))
         est._h = np.array(get("H"))
@@ -157,9 +181,32 @@ def from_state_arrays(data, prefix="", expected_class=None):
     return est
 
 
+def _state_digest(arrays):
+    """SHA-256 over every member's name, dtype, shape and bytes, in sorted order."""
+    h = hashlib.sha256()
+    for key in sorted(arrays):
+        if key == _CHECKSUM_KEY:
+            continue
+        a = np.ascontiguousarray(arrays[key])
+        h.update(f"{key}\0{a.dtype.str}\0{a.shape}\0".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def _checksum_member(arrays):
+    members = sorted(k for k in arrays if k != _CHECKSUM_KEY)
+    return np.array(json.dumps({"members": members, "sha256": _state_digest(arrays)}))
+
+
 def atomic_savez(path, arrays):
-    """``np.savez`` to a temp file in the same folder, fsync, ``os.replace``, fsync the folder."""
+    """``np.savez`` to a temp file in the same folder, fsync, ``os.replace``, fsync the folder.
+
+    A ``state_sha256`` member (the member list and a SHA-256 of all of them) is added, checked by
+    :func:`read_state_file`. A writer killed at any point leaves the previous file intact (and at most a
+    ``.tmp-*.npz`` file beside it).
+    """
     path = os.fspath(path)
+    arrays = {**arrays, _CHECKSUM_KEY: _checksum_member(arrays)}
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=folder)
     try:
@@ -182,13 +229,81 @@ def atomic_savez(path, arrays):
         pass
 
 
+def _is_legacy(arrays):
+    versions = [v for k, v in arrays.items() if k == "version" or k.endswith("/version")]
+    try:
+        return bool(versions) and all(int(v) == 1 for v in versions)
+    except (TypeError, ValueError):
+        return False
+
+
+def read_state_file(path):
+    """Every member of a state ``.npz`` written by :func:`atomic_savez`, after checking it.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+
+    Returns
+    -------
+    arrays : dict of str to ndarray
+        The members, without ``state_sha256``.
+
+    Raises
+    ------
+    StateFileError
+        A ``ValueError`` naming the file and the failed check: ``"zip structure"`` (truncated, not a zip
+        archive, a foreign ``.npy``), ``"checksum"`` (a member's zip CRC or the state SHA-256 differ),
+        ``"missing member"``. Missing or unreadable files raise the usual ``OSError``.
+    """
+    name = os.fspath(path)
+    with open(name, "rb") as fh:
+        magic = fh.read(4)
+    if magic != b"PK\x03\x04":
+        what = "an empty file" if not magic else "a .npy array" if magic == b"\x93NUM" else "not a zip archive"
+        raise StateFileError(name, "zip structure", f"{what}, not a state file written by save_state.")
+    arrays = {}
+    try:
+        with np.load(name, allow_pickle=False) as data:
+            for key in data.files:
+                arrays[key] = data[key]
+    except zipfile.BadZipFile as exc:
+        check = "checksum" if "CRC" in str(exc) else "zip structure"
+        raise StateFileError(name, check, f"{exc} (truncated or corrupted file).") from exc
+    except (FileNotFoundError, PermissionError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - a damaged header fails in many ways (sizes, compression id, ...)
+        raise StateFileError(name, "zip structure",
+                             f"a member cannot be read: {type(exc).__name__}: {exc}") from exc
+    if _CHECKSUM_KEY not in arrays:
+        if _is_legacy(arrays):
+            return arrays
+        raise StateFileError(name, "missing member", f"the member {_CHECKSUM_KEY!r} is missing (not a state "
+                             "file written by sklearn_frontier, or a damaged one).")
+    try:
+        record = json.loads(str(arrays.pop(_CHECKSUM_KEY)))
+        members, digest = list(record["members"]), str(record["sha256"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise StateFileError(name, "checksum", f"the {_CHECKSUM_KEY!r} member is unreadable.") from exc
+    missing = sorted(set(members) - set(arrays))
+    if missing:
+        raise StateFileError(name, "missing member", f"the member{'s' if len(missing) > 1 else ''} "
+                             f"{', '.join(map(repr, missing))} {'are' if len(missing) > 1 else 'is'} missing.")
+    extra = sorted(set(arrays) - set(members))
+    if extra:
+        raise StateFileError(name, "checksum", f"unexpected members {extra} (the member list differs).")
+    if _state_digest(arrays) != digest:
+        raise StateFileError(name, "checksum", "the SHA-256 of the members does not match the stored one.")
+    return arrays
+
+
 def save_state(est, path):
     atomic_savez(path, state_arrays(est))
 
 
 def load_state(path, expected_class=None):
-    with np.load(path, allow_pickle=False) as data:
-        return from_state_arrays({k: data[k] for k in data.files}, expected_class=expected_class)
+    return from_state_arrays(read_state_file(path), expected_class=expected_class, source=os.fspath(path))
 
 
 def load_annotator(path):

@@ -75,9 +75,21 @@ assign_neighbors, stability_features : see ConfigurationExtractor
     weight_decay : float, default=1e-4
         Weight decay of the optimiser.
     validation_fraction : float or None, default=None
-        Held-out fraction (stratified) for early stopping on the validation loss.
-    n_iter_no_change : int, default=10
-        Epochs without improvement before early stopping.
+        Held-out fraction of the labelled rows (stratified) for the selector's skorch ``train_split``:
+        ``valid_loss`` is recorded in ``history_`` and drives early stopping.
+    n_iter_no_change : int or None, default=10
+        With ``validation_fraction``: epochs without a lower validation loss before stopping; the best
+        epoch's weights are restored (skorch ``EarlyStopping(load_best=True)``). None never stops.
+    optimizer : {"adam", "adamw", "sgd", "rmsprop", "lbfgs"} or torch.optim.Optimizer subclass, default="adam"
+        Optimiser of the selector's skorch net (``weight_decay`` is passed to it; further options go in
+        ``net_params`` as ``optimizer__*``).
+    callbacks : list of skorch callbacks, default=None
+        Extra callbacks of the selector's net (``skorch.callbacks.LRScheduler``, ``EarlyStopping``,
+        ``Checkpoint``, ...); copied on each fit.
+    net_params : dict, default=None
+        Further skorch settings of the selector's net: ``train_split`` (a callable such as
+        ``skorch.dataset.ValidSplit``, overriding ``validation_fraction``) and prefixed keys
+        ``optimizer__*``, ``iterator_train__*``, ``iterator_valid__*``, ``callbacks__*``.
     single_rule : {"most_stable", "finest", "coarsest"}, default="most_stable"
         Configuration used by ``mixing="single"``: widest band (ties: fewer clusters), most or fewest
         clusters.
@@ -109,6 +121,10 @@ assign_neighbors, stability_features : see ConfigurationExtractor
         The selector's ``state_dict`` as numpy arrays (None for ``mixing="concat"``); the torch module
         is rebuilt on use, so pickles do not hold live tensors.
     loss_curve_ : list of float
+        Training loss per epoch.
+    history_ : list of dict
+        The selector net's per-epoch skorch history (``train_loss``, ``valid_loss``, ``dur``, ...) as
+        plain dicts (empty for ``mixing="concat"``).
     n_iter_ : int
     n_features_in_ : int
     feature_names_in_ : ndarray
@@ -155,7 +171,10 @@ assign_neighbors, stability_features : see ConfigurationExtractor
         "lr": [Interval(Real, 0, None, closed="neither")],
         "weight_decay": [Interval(Real, 0, None, closed="left")],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither"), None],
-        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left"), None],
+        "optimizer": [StrOptions({"adam", "adamw", "sgd", "rmsprop", "lbfgs"}), type],
+        "callbacks": [list, None],
+        "net_params": [dict, None],
         "single_rule": [StrOptions({"most_stable", "finest", "coarsest"})],
         "train_assignment": [StrOptions({"loo", "self"})],
         "standardize": ["boolean"],
@@ -169,8 +188,8 @@ assign_neighbors, stability_features : see ConfigurationExtractor
                  n_resolutions=48, n_restarts=2, max_configurations=8, min_log_width=0.1, assign_neighbors=10,
                  stability_features="graph", task="auto", output="embedding", passthrough=True, embed_dim=16,
                  context_dim=32, hidden_dim=32, temperature=1.0, dropout=0.0, max_epochs=300, batch_size=None,
-                 lr=1e-2, weight_decay=1e-4, validation_fraction=None, n_iter_no_change=10,
-                 single_rule="most_stable", train_assignment="loo", standardize=True, device="cpu", n_jobs=None,
+                 lr=1e-2, weight_decay=1e-4, validation_fraction=None, n_iter_no_change=10, optimizer="adam",
+                 callbacks=None, net_params=None, single_rule="most_stable", train_assignment="loo", standardize=True, device="cpu", n_jobs=None,
                  verbose=0, random_state=None):
         self.mixing = mixing
         self.extractor = extractor
@@ -196,6 +215,9 @@ assign_neighbors, stability_features : see ConfigurationExtractor
         self.weight_decay = weight_decay
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
+        self.optimizer = optimizer
+        self.callbacks = callbacks
+        self.net_params = net_params
         self.single_rule = single_rule
         self.train_assignment = train_assignment
         self.standardize = standardize
@@ -315,12 +337,26 @@ assign_neighbors, stability_features : see ConfigurationExtractor
             target, n_out = (yl - self.y_mean_) / self.y_scale_, 1
         self._n_out = n_out
 
-        self.module_state_, self.loss_curve_, self.n_iter_ = None, [], 0
+        self.module_state_, self.loss_curve_, self.history_, self.n_iter_ = None, [], [], 0
         if self.mixing != "concat":
-            from ._selector import single_thread, state_to_numpy, train_selector
+            import copy
+
+            from sklearn_frontier.utils._skorch import (
+                IndexSplit,
+                check_callbacks,
+                check_net_params,
+                early_stopping,
+                plain_history,
+                resolve_optimizer,
+            )
+
+            from ._selector import fit_selector, single_thread, state_to_numpy
 
             import torch
 
+            resolve_optimizer(self.optimizer)
+            net_params = check_net_params(self.net_params)
+            callbacks = [copy.deepcopy(cb) for cb in check_callbacks(self.callbacks)]
             with single_thread():
                 gen = torch.Generator().manual_seed(torch_seed)
                 S = ext._assign_Z(ext.X_fit_, exclude_self=self.train_assignment == "loo")
@@ -340,10 +376,17 @@ assign_neighbors, stability_features : see ConfigurationExtractor
                 batch = self.batch_size
                 if batch is None and n_lab > 2048:
                     batch = 256
-                self.loss_curve_, self.n_iter_ = train_selector(
+                if val_idx is not None and self.n_iter_no_change is not None:
+                    callbacks.append(("early_stopping", early_stopping(self.n_iter_no_change)))
+                net = fit_selector(
                     module, ext.X_fit_[mask], [s[mask] for s in S], self.stats_scaled_, target, task=task,
                     max_epochs=self.max_epochs, batch_size=batch, lr=self.lr, weight_decay=self.weight_decay,
-                    generator=gen, val_idx=val_idx, n_iter_no_change=self.n_iter_no_change, verbose=self.verbose)
+                    generator=gen, optimizer=self.optimizer, callbacks=callbacks,
+                    train_split=None if val_idx is None else IndexSplit(val_idx), net_params=net_params,
+                    verbose=self.verbose)
+                self.history_ = plain_history(net.history)
+                self.loss_curve_ = [row["train_loss"] for row in self.history_]
+                self.n_iter_ = len(self.history_)
                 self.module_state_ = state_to_numpy(module)
         d = self.embed_dim if (self.mixing != "concat" and self.output == "embedding") else int(ext.n_clusters_.sum())
         self._n_features_out = (X.shape[1] if self.passthrough else 0) + d

@@ -1,15 +1,24 @@
 """The energy-aware selector: a small torch module, internal to MixConfigAugmenter (imported lazily).
 
 All parameters are created and initialised from a local ``torch.Generator`` (never the global torch
-RNG); dropout masks are drawn from the same generator. Computation is float64.
+RNG); dropout masks and the batch order are drawn from the same generator. Computation is float64.
+Training runs on :class:`SelectorNet`, a :class:`skorch.NeuralNet` with the task loss in ``get_loss``.
 """
 
 import contextlib
 import math
 
-import numpy as np
 import torch
+from skorch import NeuralNet
 from torch import nn
+
+from sklearn_frontier.utils._skorch import (
+    TensorRows,
+    numpy_to_state,
+    resolve_optimizer,
+    row_batches,
+    state_to_numpy,
+)
 
 
 @contextlib.contextmanager
@@ -96,78 +105,52 @@ class Selector(nn.Module):
         return out, w, z
 
 
-def train_selector(module, Z, S, stats, y, *, task, max_epochs, batch_size, lr, weight_decay, generator,
-                   validation_fraction=None, n_iter_no_change=10, val_idx=None, verbose=0):
-    """Adam on the task loss (cross-entropy or MSE); returns ``(loss_curve, n_iter)``.
+class SelectorNet(NeuralNet):
+    """skorch net of the selector: batches are dicts ``Z, S0..S{M-1}``; the loss is the head's task loss.
 
-    With ``val_idx`` (rows held out for early stopping) training stops after ``n_iter_no_change``
-    epochs without improvement of the validation loss and the best state is restored.
+    ``stats`` (the configurations' scaled statistics) is shared by every row, so it rides on the net,
+    not in the batches.
     """
-    Zt = torch.as_tensor(Z, dtype=torch.float64)
-    St = [torch.as_tensor(s, dtype=torch.float64) for s in S]
-    stats_t = torch.as_tensor(stats, dtype=torch.float64)
+
+    def __init__(self, *args, stats, task, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.stats = stats
+        self.task = task
+
+    def infer(self, x, **fit_params):
+        S = [x[f"S{i}"] for i in range(len(x.tensors) - 1)]
+        return self.module_(x["Z"], S, self.stats)[0]
+
+    def get_loss(self, y_pred, y_true, X=None, training=False):
+        if self.task == "classification":
+            return nn.functional.cross_entropy(y_pred, y_true)
+        return nn.functional.mse_loss(y_pred[:, 0], y_true)
+
+
+def fit_selector(module, Z, S, stats, y, *, task, max_epochs, batch_size, lr, weight_decay, generator,
+                 optimizer="adam", callbacks=(), train_split=None, net_params=None, verbose=0):
+    """Train ``module`` with a :class:`SelectorNet`; returns the skorch net (its ``history`` is the record).
+
+    ``train_split`` is a skorch split callable (e.g. :class:`~sklearn_frontier.utils._skorch.IndexSplit`
+    of the held-out rows) or None; early stopping and other behaviour come with ``callbacks``.
+    ``batch_size=None`` trains on the full batch (no shuffling, as a single batch needs none).
+    """
+    data = {"Z": torch.as_tensor(Z, dtype=torch.float64)}
+    data.update({f"S{i}": torch.as_tensor(s, dtype=torch.float64) for i, s in enumerate(S)})
     yt = torch.as_tensor(y, dtype=torch.int64 if task == "classification" else torch.float64)
-    n = Zt.shape[0]
-    all_idx = np.arange(n)
-    if val_idx is not None and len(val_idx):
-        train_idx = np.setdiff1d(all_idx, val_idx)
-    else:
-        train_idx, val_idx = all_idx, None
-    train_t = torch.as_tensor(train_idx)
-
-    def loss_on(idx):
-        out, _, _ = module(Zt[idx], [s[idx] for s in St], stats_t)
-        if task == "classification":
-            return nn.functional.cross_entropy(out, yt[idx])
-        return nn.functional.mse_loss(out[:, 0], yt[idx])
-
-    opt = torch.optim.Adam(module.parameters(), lr=lr, weight_decay=weight_decay)
-    n_train = train_idx.shape[0]
-    bs = n_train if batch_size is None else min(int(batch_size), n_train)
-    curve, best, best_state, stall = [], np.inf, None, 0
-    epoch = 0
-    for epoch in range(1, max_epochs + 1):
-        module.train()
-        if bs >= n_train:
-            batches = [train_t]
-        else:
-            perm = train_t[torch.randperm(n_train, generator=generator)]
-            batches = [perm[i:i + bs] for i in range(0, n_train, bs)]
-        total = 0.0
-        for b in batches:
-            opt.zero_grad()
-            loss = loss_on(b)
-            loss.backward()
-            opt.step()
-            total += float(loss.detach()) * b.shape[0]
-        curve.append(total / n_train)
-        if val_idx is not None:
-            module.eval()
-            with torch.no_grad():
-                v = float(loss_on(torch.as_tensor(val_idx)))
-            if v < best - 1e-10:
-                best, stall = v, 0
-                best_state = {k: t.detach().clone() for k, t in module.state_dict().items()}
-            else:
-                stall += 1
-                if stall >= n_iter_no_change:
-                    break
-        if verbose and epoch % max(1, max_epochs // 10) == 0:
-            print(f"[MixConfig] epoch {epoch}: loss {curve[-1]:.5f}")
-    if best_state is not None:
-        module.load_state_dict(best_state)
+    params = dict(net_params or {})
+    params.setdefault("train_split", train_split)
+    if not verbose:
+        params.setdefault("callbacks__print_log", None)  # nothing to print: skip formatting the table
+    net = SelectorNet(module, criterion=nn.Module, optimizer=resolve_optimizer(optimizer), lr=lr,
+                      optimizer__weight_decay=weight_decay, max_epochs=max_epochs,
+                      batch_size=-1 if batch_size is None else int(batch_size), iterator_train=row_batches,
+                      iterator_valid=row_batches, iterator_train__shuffle=True, iterator_train__generator=generator,
+                      iterator_valid__batch_size=-1, callbacks=list(callbacks), device="cpu", verbose=int(verbose),
+                      stats=torch.as_tensor(stats, dtype=torch.float64), task=task, **params)
+    net.fit(TensorRows(data, yt), None)
     module.eval()
-    return curve, epoch
+    return net
 
 
-def state_to_numpy(module):
-    return {k: v.detach().cpu().numpy().copy() for k, v in module.state_dict().items()}
-
-
-def numpy_to_state(module, state):
-    module.load_state_dict({k: torch.as_tensor(np.asarray(v)) for k, v in state.items()})
-    module.eval()
-    return module
-
-
-__all__ = ["Selector", "train_selector", "single_thread", "state_to_numpy", "numpy_to_state"]
+__all__ = ["Selector", "SelectorNet", "fit_selector", "single_thread", "state_to_numpy", "numpy_to_state"]

@@ -13,6 +13,7 @@ _EXPORTS = {
     "_topology": ["make_hypergraph_sbm"],
     "_quantization": ["make_outlier_weights", "make_outlier_activations"],
     "_minilm": ["load_minilm_l6_v2", "load_stdlib_docstrings", "BertWordPieceTokenizer"],
+    "_transport": ["make_measure_path"],
     "_spanning_trees": ["make_horseshoe", "horseshoe_boundary", "horseshoe_function", "make_rotated_u",
                         "rotated_u_boundary"],
 }

@@ -108,3 +108,70 @@ def make_hypergraph_sbm(n_samples=120, n_blocks=3, *, p_in=0.06, p_out=0.03, n_h
             pool, size = np.arange(n), max(3, size)
         cells.append(tuple(int(v) for v in np.sort(rng.choice(pool, size=size, replace=False))))
     return A, cells, y.astype(np.int64)
+
+
+def load_digits_hypergraph(n_samples=600, *, n_neighbors=5, n_cells=300, cell_size=8, random_state=None):
+    """A two-view hypergraph from sklearn's bundled digits: graph from the left half, cells from the right half.
+
+    ``n_samples`` digits are drawn (stratified by class). Pixel columns 0–3 of each 8×8 image give the pairwise
+    graph (union-symmetrised ``n_neighbors``-NN); pixel columns 4–7 give the cells: ``n_cells`` random centre
+    digits, each cell the centre and its ``cell_size − 1`` nearest neighbours in that view. Most in-cell pairs
+    are therefore absent from the graph (the two views disagree), which is the setting where a cell carries
+    information that the graph's pairs do not. Loads offline (``sklearn.datasets.load_digits``).
+
+    Parameters
+    ----------
+    n_samples : int, default=600
+        Number of digits (at most 1797).
+    n_neighbors : int, default=5
+        Neighbours of the left-half kNN graph.
+    n_cells : int, default=300
+        Number of cells (hyperedges).
+    cell_size : int, default=8
+        Vertices per cell (>= 3).
+    random_state : int, RandomState instance or None, default=None
+        Seed of the subsample and of the cell centres.
+
+    Returns
+    -------
+    adjacency : scipy.sparse.csr_matrix of shape (n_samples, n_samples)
+        Symmetric 0/1 graph of the left half.
+    cells : list of tuple of int
+        The cells (sorted, distinct vertices), duplicates removed.
+    y : ndarray of shape (n_samples,), int64
+        Digit classes.
+
+    Examples
+    --------
+    >>> from sklearn_frontier.datasets._topology import load_digits_hypergraph
+    >>> A, cells, y = load_digits_hypergraph(200, n_cells=50, random_state=0)
+    >>> A.shape, len(cells[0]), len(set(y.tolist()))
+    ((200, 200), 8, 10)
+    """
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+    from sklearn.neighbors import NearestNeighbors
+
+    X, y = load_digits(return_X_y=True)
+    if not (10 <= int(n_samples) <= len(y)) or int(cell_size) < 3 or int(n_cells) < 0 or int(n_neighbors) < 1:
+        raise ValueError(f"need 10 <= n_samples <= {len(y)}, cell_size >= 3, n_cells >= 0 and n_neighbors >= 1.")
+    rng = check_random_state(random_state)
+    if int(n_samples) < len(y):
+        idx, _ = train_test_split(np.arange(len(y)), train_size=int(n_samples), stratify=y, random_state=rng)
+        idx = np.sort(idx)
+    else:
+        idx = np.arange(len(y))
+    img = X[idx].reshape(-1, 8, 8)
+    left, right = img[:, :, :4].reshape(len(idx), -1), img[:, :, 4:].reshape(len(idx), -1)
+    n = len(idx)
+    _, nb = NearestNeighbors(n_neighbors=int(n_neighbors) + 1).fit(left).kneighbors(left)
+    A = sp.csr_matrix((np.ones(n * int(n_neighbors)), (np.repeat(np.arange(n), int(n_neighbors)),
+                                                       nb[:, 1:].ravel())), shape=(n, n))
+    A = ((A + A.T) > 0).astype(np.float64).tocsr()
+    A.setdiag(0)
+    A.eliminate_zeros()
+    _, nb = NearestNeighbors(n_neighbors=int(cell_size)).fit(right).kneighbors(right)
+    centres = rng.choice(n, size=min(int(n_cells), n), replace=False)
+    cells = sorted({tuple(sorted(int(v) for v in set(nb[c].tolist()) | {int(c)})) for c in centres})
+    cells = [c for c in cells if len(c) >= 3]
+    return A, cells, y[idx].astype(np.int64)

@@ -16,8 +16,16 @@ from sklearn_frontier.exceptions import (
     UnidentifiedInterventionWarning,
     WeakInstrumentWarning,
 )
+from sklearn_frontier.iv._diagnostics import (
+    _score_outer,
+    _scores,
+    first_stage,
+    overid_and_endogeneity,
+    robust_scale,
+    stock_yogo_critical_values,
+)
 from sklearn_frontier.iv._scoring import projected_mse
-from sklearn_frontier.iv._validation import _EPS
+from sklearn_frontier.iv._validation import _EPS, _ControlDesign, _validate_controls, _validate_instruments
 from sklearn_frontier.utils._compat import (
     check_is_fitted,
     validate_data,
@@ -53,18 +61,28 @@ class Intervention(namedtuple("Intervention", ["shift", "effect", "stderr"])):
 # ----------------------------------------------------------------------------------------------------------
 # second stage, inference and diagnostics (shared by every regressor)
 # ----------------------------------------------------------------------------------------------------------
-def _second_stage(D, y, w, Uz, *, center=True, cov_type="HC1"):
+def _second_stage(D, y, w, Uz, *, center=True, cov_type="HC1", controls=None, groups=None, debiased=None):
     """2SLS of y on the features D (n, r) with instrument basis Uz (n, k_z); O(n k_z r + n k_z²).
 
-    Returns a dict with b, intercept, the r × r covariance and the weak-IV diagnostics.
+    ``controls`` (a ``_ControlDesign`` of [1, W]) are partialled out of D and y (Frisch–Waugh–Lovell;
+    Uz must span the instruments residualised on them too). ``groups`` are integer cluster labels for
+    ``cov_type="cluster"``. ``debiased=None`` takes the convention of ``cov_type`` (see ``_resolve_debiased``).
+    Returns a dict with b, intercept, the r × r covariance, the full-parameter covariance and the diagnostics.
     """
+    debiased = _resolve_debiased(cov_type, debiased)
     n_w = w.sum()
     sw = np.sqrt(w)
-    dbar = (w @ D) / n_w if center else np.zeros(D.shape[1])
-    ybar = float(w @ y) / n_w if center else 0.0
-    Dc = D - dbar
+    if controls is None:
+        dbar = (w @ D) / n_w if center else np.zeros(D.shape[1])
+        ybar = float(w @ y) / n_w if center else 0.0
+        Dc = D - dbar
+        yc = y - ybar
+        k_c = 1.0 if center else 0.0
+    else:
+        Dc, yc = controls.residual(D), controls.residual(y)
+        k_c = float(controls.rank)
     Dt = sw[:, None] * Dc
-    yt = sw * (y - ybar)
+    yt = sw * yc
     k_z, r = Uz.shape[1], D.shape[1]
     Q = Uz.T @ Dt
     c = Uz.T @ yt
@@ -74,50 +92,91 @@ def _second_stage(D, y, w, Uz, *, center=True, cov_type="HC1"):
     Qpinv = (vqt[keep].T / sq[keep]) @ uq[:, keep].T  # r × k_z
     b = Qpinv @ c
     bread = Qpinv @ Qpinv.T  # pinv(QᵀQ)
-    raw_resid = (y - ybar) - Dc @ b
-    # Frequency-weight meat U_zᵀ diag(e²/w) U_z with e = √w ⊙ residual, i.e. diag(residual²):
-    # the rows of U_z already carry √w.
-    omega = Q.T @ ((Uz.T * raw_resid**2) @ Uz) @ Q
-    hc0 = bread @ omega @ bread
-    dof = n_w - r - (1.0 if center else 0.0)
-    if cov_type == "HC0":
-        cov = hc0
-    elif cov_type == "HC1":
-        cov = hc0 * n_w / dof if dof > 0 else np.full((r, r), np.nan)
+    raw_resid = yc - Dc @ b
+    dof = n_w - r - k_c
+    n_groups = int(groups.max()) + 1 if groups is not None else 0
+    if cov_type in ("HC0", "HC1"):
+        # Frequency-weight meat U_zᵀ diag(e²/w) U_z with e = √w ⊙ residual, i.e. diag(residual²):
+        # the rows of U_z already carry √w.
+        omega = Q.T @ ((Uz.T * raw_resid**2) @ Uz) @ Q
+        hc0 = bread @ omega @ bread
+        cov = hc0 if cov_type == "HC0" else (hc0 * n_w / dof if dof > 0 else np.full((r, r), np.nan))
+    elif cov_type == "cluster":
+        omega = _score_outer(_scores(Uz @ Q, raw_resid, sw, groups), groups)
+        cov = robust_scale("cluster", debiased, n_w, r + k_c, n_groups) * (bread @ omega @ bread)
     else:  # nonrobust
-        cov = (float(w @ raw_resid**2) / dof) * bread if dof > 0 else np.full((r, r), np.nan)
+        denom = dof if debiased else n_w
+        cov = (float(w @ raw_resid**2) / denom) * bread if denom > 0 else np.full((r, r), np.nan)
     cov = 0.5 * (cov + cov.T)
-
-    # Weak-IV diagnostics: per-direction partial F and the Cragg–Donald minimum eigenvalue statistic.
-    qn = np.sum(Q**2, axis=0)
-    dn = np.sum(Dt**2, axis=0)
-    df2 = n_w - k_z - (1.0 if center else 0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        unexplained = np.maximum(dn - qn, 0.0)
-        tiny = 1e-12 * np.maximum(dn, np.finfo(float).tiny)
-        F = np.where(unexplained <= tiny, np.inf, (qn / k_z) / (unexplained / df2)) if df2 > 0 \
-            else np.full(r, np.nan)
-    if df2 > 0:
-        QtQ = Q.T @ Q
-        S_vv = (Dt.T @ Dt - QtQ) / df2
-        S_vv = 0.5 * (S_vv + S_vv.T)
-        ev = np.linalg.eigvalsh(S_vv)
-        scale = max(np.abs(np.linalg.eigvalsh(Dt.T @ Dt / df2)).max(), np.finfo(float).tiny)
-        if ev[0] <= 1e-12 * scale:
-            cd = np.inf
-        else:
-            cd = float(scipy.linalg.eigh(QtQ, S_vv, eigvals_only=True)[0] / k_z)
+    stats = first_stage(Dt, Uz, Q, sw, n_w, k_c, cov_type=cov_type, debiased=debiased, groups=groups,
+                        n_groups=n_groups)
+    design = controls if controls is not None else _ControlDesign(None, w, center=center)
+    stats.update(overid_and_endogeneity(Dt, yt, raw_resid, Uz, design.basis, sw, n_w, cov_type=cov_type,
+                                        groups=groups))
+    control_coef = design.coef(y) - design.coef(D) @ b if design.C.shape[1] else np.zeros(0)
+    if controls is None:
+        intercept = ybar - float(dbar @ b)
     else:
-        cd = np.nan
-    return {"b": b, "intercept": ybar - float(dbar @ b), "cov": cov, "first_stage_f": F, "cragg_donald": cd,
-            "feature_mean": dbar, "n_weighted": n_w}
+        intercept = float(control_coef[0]) if center else 0.0
+    stats.update({"b": b, "intercept": intercept, "cov": cov, "n_weighted": n_w,
+                  "feature_mean": (w @ D) / n_w if center else np.zeros(r),
+                  "control_coef": control_coef, "df_resid": dof, "n_excluded": k_z, "has_intercept": center,
+                  "debiased": debiased, "n_groups": n_groups,
+                  "full_cov": _full_covariance(design, Dt, Uz @ Q, D, raw_resid, w, cov_type, debiased, groups,
+                                               n_groups, dof)})
+    return stats
 
 
-def _warn_if_weak(stats, singular_values, threshold, instruments_supplied):
+def _resolve_debiased(cov_type, debiased):
+    """``debiased=None``: nonrobust and HC1 and cluster are debiased (n − k, Stata's ``small``), HC0 is not."""
+    if debiased is None:
+        return cov_type != "HC0"
+    if (cov_type == "HC0" and debiased) or (cov_type == "HC1" and not debiased):
+        raise ValueError(f"debiased={debiased!r} contradicts cov_type={cov_type!r} (HC1 is the debiased HC0); "
+                         "leave debiased=None or pick the other HC name.")
+    return bool(debiased)
+
+
+def _full_covariance(design, Dt, Dhat_t, D, raw_resid, w, cov_type, debiased, groups, n_groups, dof):
+    """Covariance of all parameters [C coefficients (intercept, W), b] of the 2SLS with controls included."""
+    sw = np.sqrt(w)
+    Ct = sw[:, None] * design.C
+    fitted = np.hstack([Ct, sw[:, None] * D - (Dt - Dhat_t)])  # first-stage fitted values of [C, D]
+    bread = np.linalg.pinv(fitted.T @ fitted)
+    if cov_type == "nonrobust":
+        n_w = w.sum()
+        denom = dof if debiased else n_w
+        return (float(w @ raw_resid**2) / denom) * bread if denom > 0 else np.full(bread.shape, np.nan)
+    meat = _score_outer(_scores(fitted, raw_resid, sw, groups), groups)
+    k = w.sum() - dof
+    factor = robust_scale(cov_type if cov_type == "cluster" else "HC", debiased, w.sum(), k, n_groups)
+    cov = factor * (bread @ meat @ bread)
+    return 0.5 * (cov + cov.T)
+
+
+def _weak_iv_threshold(threshold, n_endogenous, n_instruments):
+    """The numeric threshold: a float, or the Stock–Yogo 10% maximal-size value (10 where not tabulated)."""
+    if isinstance(threshold, str):
+        cv = stock_yogo_critical_values(n_endogenous, n_instruments)
+        return 10.0 if cv is None else cv["10%"]
+    return threshold
+
+
+def _warn_if_weak(stats, singular_values, threshold, instruments_supplied, cov_type="nonrobust"):
+    """Warn when the weak-identification statistic (Cragg–Donald; Kleibergen–Paap under a robust
+    ``cov_type``) is below the threshold."""
     cd = stats["cragg_donald"]
-    if instruments_supplied and np.isfinite(threshold) and cd < threshold:
+    kp = stats.get("kleibergen_paap", np.nan)
+    use_kp = cov_type != "nonrobust" and np.isfinite(kp)
+    value, label = (kp, "Kleibergen–Paap rk Wald F") if use_kp else (cd, "Cragg–Donald statistic")
+    r, k_z = len(stats["b"]), stats.get("n_excluded", 0)
+    threshold = _weak_iv_threshold(threshold, r, k_z)
+    if instruments_supplied and np.isfinite(threshold) and value < threshold:
+        cv = stock_yogo_critical_values(r, k_z)
+        sy = "" if cv is None else (f" Stock–Yogo critical values (2SLS maximal size 10/15/20/25%): "
+                                    f"{', '.join(f'{v:g}' for v in cv.values())}.")
         warnings.warn(
-            f"Weak instruments: Cragg–Donald statistic {cd:.3g} < weak_iv_threshold={threshold:g}. "
+            f"Weak instruments: {label} {value:.3g} < weak_iv_threshold={threshold:g}.{sy} "
             f"First-stage singular values {np.array2string(np.asarray(singular_values), precision=3)}, "
             f"first-stage F per direction {np.array2string(np.asarray(stats['first_stage_f']), precision=3)}. "
             "Effects and intervals are unreliable; use fewer components or stronger instruments.",
@@ -134,13 +193,29 @@ class _IVInferenceMixin:
     def _has_x_space(self):
         return getattr(self, "identified_subspace_", None) is not None
 
-    def predict(self, X):
-        """Predict the structural outcome ``X @ coef_ + intercept_``.
+    def _controls_term(self, W, n_samples):
+        """``W @ controls_coef_`` (0 without controls); W is required exactly when fit saw controls."""
+        k_w = getattr(self, "n_controls_", 0)
+        if W is None:
+            if k_w:
+                raise ValueError(f"{type(self).__name__} was fitted with {k_w} controls W: pass W=... (the "
+                                 "controls of these samples) to predict and score.")
+            return 0.0
+        W = _validate_controls(W, n_samples)
+        if W.shape[1] != k_w:
+            raise ValueError(f"W has {W.shape[1]} columns but {type(self).__name__} was fitted with "
+                             f"n_controls_={k_w}.")
+        return W @ self.controls_coef_
+
+    def predict(self, X, W=None):
+        """Predict the structural outcome ``X @ coef_ + W @ controls_coef_ + intercept_``.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
             Treatments.
+        W : array-like of shape (n_samples, n_controls), default=None
+            Controls of these samples; required exactly when fit was given W.
 
         Returns
         -------
@@ -149,9 +224,9 @@ class _IVInferenceMixin:
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        return X @ self.coef_ + self.intercept_
+        return X @ self.coef_ + self.intercept_ + self._controls_term(W, X.shape[0])
 
-    def score(self, X, y, *, Z=None, sample_weight=None):
+    def score(self, X, y, *, Z=None, W=None, sample_weight=None):
         """Score with the negative projected MSE when Z is given, else R² (``IVScoreWarning`` after a fit with Z).
 
         Parameters
@@ -162,6 +237,8 @@ class _IVInferenceMixin:
             Outcome.
         Z : array-like of shape (n_samples, n_instruments), default=None
             Instruments of these samples; None falls back to R².
+        W : array-like of shape (n_samples, n_controls), default=None
+            Controls of these samples (required after a fit with W); they join Z in the projection.
         sample_weight : array-like of shape (n_samples,), default=None
             Frequency weights.
 
@@ -170,7 +247,33 @@ class _IVInferenceMixin:
         score : float
             Greater is better.
         """
-        return _iv_score(self, X, y, Z, sample_weight)
+        return _iv_score(self, X, y, Z, W, sample_weight)
+
+    def summary(self, alpha=0.05):
+        """Summarise the fit: coefficients with standard errors, t, p and intervals; then the diagnostics.
+
+        Rows are the intercept, the controls and the treatments (or representation components); p-values
+        and intervals use t(``df_resid_``) when the covariance is debiased, else the normal (as linearmodels).
+
+        Parameters
+        ----------
+        alpha : float, default=0.05
+            One minus the coverage of the confidence intervals, in (0, 1).
+
+        Returns
+        -------
+        summary : IVSummary
+            ``print(summary)`` shows the table; ``summary.params`` holds its columns.
+        """
+        from sklearn_frontier.iv._summary import build_summary
+
+        check_is_fitted(self)
+        if not isinstance(alpha, Real) or not 0 < alpha < 1:
+            raise ValueError(f"alpha must be in (0, 1), got alpha={alpha!r}.")
+        return build_summary(self, alpha, self._treatment_names())
+
+    def _treatment_names(self):
+        return [f"component_{j}" for j in range(self.n_components_)]
 
     def _check_delta(self, delta, space):
         if space not in ("X", "D"):
@@ -295,15 +398,34 @@ def _store_inference(est, stats, W, singular_values):
     est.identified_subspace_ = W
     est.first_stage_singular_values_ = np.asarray(singular_values, dtype=np.float64)
     est.first_stage_f_ = stats["first_stage_f"]
+    est.first_stage_f_robust_ = stats["first_stage_f_robust"]
     est.cragg_donald_ = stats["cragg_donald"]
+    est.kleibergen_paap_ = stats["kleibergen_paap"]
+    est.stock_yogo_ = stock_yogo_critical_values(stats["b"].shape[0], stats["n_excluded"])
+    est.sargan_ = stats["sargan"]
+    est.hansen_j_ = stats["hansen_j"]
+    est.endogeneity_ = stats["endogeneity"]
+    est.endogeneity_test_ = stats["endogeneity_test"]
+    est.controls_coef_ = stats["control_coef"][1:] if stats["has_intercept"] else stats["control_coef"]
+    est.params_cov_ = stats["full_cov"]
+    est.df_resid_ = float(stats["df_resid"])
+    est.debiased_ = bool(stats["debiased"])
     est.n_components_ = stats["b"].shape[0]
 
 
-def _iv_score(est, X, y, Z, sample_weight):
+def _iv_score(est, X, y, Z, W, sample_weight):
     if Z is not None:
-        return -projected_mse(y, est.predict(X), Z=Z, sample_weight=sample_weight)
+        pred = est.predict(X, W=W)
+        if W is not None:
+            n = np.shape(X)[0]
+            Z = np.hstack([_validate_instruments(Z, n), _validate_controls(W, n)])
+        return -projected_mse(y, pred, Z=Z, sample_weight=sample_weight)
     if getattr(est, "instruments_supplied_", False):
         warnings.warn(f"{type(est).__name__} was fitted with instruments but scored without Z: returning R², "
                       "which rewards absorbing the confounding. Pass Z (or use make_iv_scorer() with metadata "
                       "routing) for model selection.", IVScoreWarning, stacklevel=3)
+    if W is not None or getattr(est, "n_controls_", 0):
+        from sklearn.metrics import r2_score
+
+        return float(r2_score(y, est.predict(X, W=W), sample_weight=sample_weight))
     return RegressorMixin.score(est, X, y, sample_weight=sample_weight)

@@ -18,7 +18,10 @@ from sklearn_frontier.iv._representation import (
     _resolve_n_components,
 )
 from sklearn_frontier.iv._validation import (
+    _ControlDesign,
     _instrument_basis,
+    _validate_controls,
+    _validate_groups,
     _validate_instruments,
     _weights,
 )
@@ -44,6 +47,38 @@ def _split_halves(n, random_state, k):
     return first, second
 
 
+_COV_TYPES = StrOptions({"HC0", "HC1", "nonrobust", "cluster"})
+_THRESHOLD = [Interval(Real, 0, None, closed="left"), StrOptions({"stock-yogo"})]
+_METADATA = {"Z": True, "W": True, "groups": True}
+
+
+def _validate_side(est, X, Z, W, groups, w, *, center=True):
+    """Validate Z, W and groups like Z; record the control bookkeeping on ``est``."""
+    n = X.shape[0]
+    Z = _validate_instruments(Z, n)
+    names = getattr(W, "columns", None)
+    W = _validate_controls(W, n)
+    groups = _validate_groups(groups, n, est.cov_type)
+    k_w = 0 if W is None else W.shape[1]
+    k_z = X.shape[1] if Z is None else Z.shape[1]
+    if W is not None and n < k_z + k_w + 2:
+        raise ValueError(f"n_samples={n} is too small for {k_z} instruments and {k_w} controls W: IV regression "
+                         f"needs n_samples >= n_instruments + n_controls + 2 = {k_z + k_w + 2}.")
+    est.n_controls_ = k_w
+    est.control_names_ = np.asarray([str(c) for c in names] if names is not None and k_w
+                                    else [f"w{j}" for j in range(k_w)], dtype=object)
+    est.has_intercept_ = bool(center)
+    est.n_weighted_ = float(w.sum())
+    est.n_groups_ = 0 if groups is None else int(groups.max()) + 1
+    return Z, W, groups
+
+
+def _second_stage_for(est, D, y, w, Uz, W, groups, *, center=True):
+    controls = None if W is None else _ControlDesign(W, w, center=center)
+    return _second_stage(D, y, w, Uz, center=center, cov_type=est.cov_type, controls=controls, groups=groups,
+                         debiased=est.debiased)
+
+
 class InstrumentGuidedIVRegressor(_IVInferenceMixin, RegressorMixin, BaseEstimator):
     """IV regression on an instrument-guided treatment representation (more treatments than instruments).
 
@@ -66,12 +101,15 @@ class InstrumentGuidedIVRegressor(_IVInferenceMixin, RegressorMixin, BaseEstimat
         See :class:`InstrumentGuidedRepresentation`.
     z_ridge : float, default=0.0
         See :class:`InstrumentGuidedRepresentation`.
-    cov_type : {"HC1", "HC0", "nonrobust"}, default="HC1"
-        Covariance of the second-stage coefficients.
+    cov_type : {"HC1", "HC0", "nonrobust", "cluster"}, default="HC1"
+        Covariance of the second-stage coefficients (see :class:`TwoStageLeastSquares`).
+    debiased : bool, default=None
+        Small-sample correction (see :class:`TwoStageLeastSquares`).
     split : {"none", "sample"}, default="none"
         ``"sample"`` learns W on a random half and runs the second stage and inference on the other.
-    weak_iv_threshold : float, default=10.0
-        Warn (``WeakInstrumentWarning``) when the Cragg–Donald statistic is below this.
+    weak_iv_threshold : float or "stock-yogo", default=10.0
+        Warn (``WeakInstrumentWarning``) when the Cragg–Donald statistic (Kleibergen–Paap under a robust
+        ``cov_type``) is below this; ``"stock-yogo"`` uses the 10% maximal-size critical value.
     random_state : int, RandomState instance or None, default=None
         Seeds the sample split and the representation.
 
@@ -87,7 +125,26 @@ class InstrumentGuidedIVRegressor(_IVInferenceMixin, RegressorMixin, BaseEstimat
     identified_subspace_ : ndarray of shape (n_features_in_, n_components_) or None
     first_stage_singular_values_ : ndarray of shape (n_components_,)
     first_stage_f_ : ndarray of shape (n_components_,)
+        Partial F of the excluded instruments (controls partialled out), Stata's first-stage F.
+    first_stage_f_robust_ : ndarray of shape (n_components_,)
+        Its robust Wald form (Wald / n_instruments) under ``cov_type`` (HC0/HC1 by ``debiased`` when
+        ``cov_type="nonrobust"``).
     cragg_donald_ : float
+        Minimum-eigenvalue statistic over the identified directions (perfectly predicted ones left out).
+    kleibergen_paap_ : float
+        Kleibergen–Paap rk Wald F under ``cov_type`` (equals ``first_stage_f_robust_`` for one treatment).
+    stock_yogo_ : dict or None
+        2SLS maximal-size critical values (keys "10%", "15%", "20%", "25%") where tabulated.
+    sargan_, hansen_j_, endogeneity_ : tuple of (float, float)
+        (statistic, p-value) of Sargan's and Hansen's over-identification tests and of the endogeneity test
+        named by ``endogeneity_test_`` (nan where exactly identified).
+    controls_coef_ : ndarray of shape (n_controls_,)
+    params_cov_ : ndarray
+        Covariance of [intercept, controls_coef_, treatment coefficients].
+    n_controls_, n_groups_ : int
+    control_names_ : ndarray of str
+    df_resid_ : float
+    debiased_ : bool
     n_components_, n_instruments_, instrument_rank_ : int
     instruments_supplied_ : bool
     n_features_in_ : int
@@ -116,27 +173,30 @@ class InstrumentGuidedIVRegressor(_IVInferenceMixin, RegressorMixin, BaseEstimat
     ((5,), 2)
     """
 
-    __metadata_request__fit = {"Z": True}
-    __metadata_request__score = {"Z": True}
+    __metadata_request__fit = _METADATA
+    __metadata_request__score = {"Z": True, "W": True}
+    __metadata_request__predict = {"W": True}
 
     _parameter_constraints = {
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
         "representation": [StrOptions({"linear", "autoencoder"}), InstrumentGuidedRepresentation],
         "whiten_instruments": ["boolean"],
         "z_ridge": [Interval(Real, 0, None, closed="left")],
-        "cov_type": [StrOptions({"HC0", "HC1", "nonrobust"})],
+        "cov_type": [_COV_TYPES],
+        "debiased": ["boolean", None],
         "split": [StrOptions({"none", "sample"})],
-        "weak_iv_threshold": [Interval(Real, 0, None, closed="left")],
+        "weak_iv_threshold": _THRESHOLD,
         "random_state": ["random_state"],
     }
 
     def __init__(self, n_components=None, *, representation="linear", whiten_instruments=True, z_ridge=0.0,
-                 cov_type="HC1", split="none", weak_iv_threshold=10.0, random_state=None):
+                 cov_type="HC1", debiased=None, split="none", weak_iv_threshold=10.0, random_state=None):
         self.n_components = n_components
         self.representation = representation
         self.whiten_instruments = whiten_instruments
         self.z_ridge = z_ridge
         self.cov_type = cov_type
+        self.debiased = debiased
         self.split = split
         self.weak_iv_threshold = weak_iv_threshold
         self.random_state = random_state
@@ -152,8 +212,8 @@ class InstrumentGuidedIVRegressor(_IVInferenceMixin, RegressorMixin, BaseEstimat
                                               random_state=self.random_state)
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, *, Z=None, sample_weight=None):
-        """Fit the representation on (X, Z), then 2SLS of y on it.
+    def fit(self, X, y, *, Z=None, W=None, groups=None, sample_weight=None):
+        """Fit the representation on (X, Z) with W partialled out, then 2SLS of y on it and W.
 
         Parameters
         ----------
@@ -163,6 +223,11 @@ class InstrumentGuidedIVRegressor(_IVInferenceMixin, RegressorMixin, BaseEstimat
             Outcome.
         Z : array-like of shape (n_samples, n_instruments), default=None
             Instruments; None means the treatments are exogenous (OLS).
+        W : array-like of shape (n_samples, n_controls), default=None
+            Exogenous controls: in the outcome equation and their own instruments (the intercept is added
+            as today); partialled out of X, y and Z (Frisch–Waugh–Lovell). Routed like Z.
+        groups : array-like of shape (n_samples,), default=None
+            Cluster labels, used only with ``cov_type="cluster"`` (routed like Z).
         sample_weight : array-like of shape (n_samples,), default=None
             Frequency weights.
 
@@ -172,46 +237,57 @@ class InstrumentGuidedIVRegressor(_IVInferenceMixin, RegressorMixin, BaseEstimat
             The fitted regressor.
         """
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, y_numeric=True, order="C")
-        Z = _validate_instruments(Z, X.shape[0])
         w = _weights(sample_weight, X)
+        Z, W, groups = _validate_side(self, X, Z, W, groups, w)
         rep = self._make_representation()
         Zuse = X if Z is None else Z
         if self.split == "sample":
             first, second = _split_halves(X.shape[0], self.random_state, Zuse.shape[1])
-            rep._fit_representation(X[first], None if Z is None else Z[first], w[first])
+            rep._fit_representation(X[first], None if Z is None else Z[first], w[first],
+                                    controls=None if W is None else _ControlDesign(W[first], w[first]))
             X2, y2, Z2, w2 = X[second], y[second], Zuse[second], w[second]
-            Uz, _, _ = _instrument_basis(Z2, w2, name="Z", warn_rank=False)
+            W2 = None if W is None else W[second]
+            g2 = None if groups is None else np.unique(groups[second], return_inverse=True)[1]
+            Uz, _, _ = _instrument_basis(Z2, w2, name="Z", warn_rank=False,
+                                         controls=None if W2 is None else _ControlDesign(W2, w2))
+            self.n_weighted_ = float(w2.sum())
+            self.n_groups_ = 0 if g2 is None else int(g2.max()) + 1
         else:
-            Uz = rep._fit_representation(X, Z, w)
-            X2, y2, w2 = X, y, w
+            Uz = rep._fit_representation(X, Z, w, controls=None if W is None else _ControlDesign(W, w))
+            X2, y2, w2, W2, g2 = X, y, w, W, groups
         D2 = self._features(rep, X2)
-        stats = _second_stage(D2, y2, w2, Uz, cov_type=self.cov_type)
+        stats = _second_stage_for(self, D2, y2, w2, Uz, W2, g2)
         linear = rep.method == "linear"
-        W = rep.components_.T if linear else None
-        _store_inference(self, stats, W, rep.first_stage_singular_values_)
+        Wrep = rep.components_.T if linear else None
+        _store_inference(self, stats, Wrep, rep.first_stage_singular_values_)
         self.representation_ = rep
         self.n_instruments_ = rep.n_instruments_
         self.instrument_rank_ = rep.instrument_rank_
         self.instruments_supplied_ = Z is not None
         if linear:
-            self.coef_ = W @ stats["b"]
+            self.coef_ = Wrep @ stats["b"]
             self.intercept_ = float(stats["intercept"] - rep.mean_ @ self.coef_)
         else:
             self.intercept_ = float(stats["intercept"])
-        _warn_if_weak(stats, self.first_stage_singular_values_, self.weak_iv_threshold, Z is not None)
+        _warn_if_weak(stats, self.first_stage_singular_values_, self.weak_iv_threshold, Z is not None,
+                      self.cov_type)
         return self
 
     @staticmethod
     def _features(rep, X):
         return rep._encode(X)[0]
 
-    def predict(self, X):
-        """Predict the structural outcome ``intercept_ + X @ coef_`` (autoencoder: ``intercept_ + e_D(X) @ b``).
+    def predict(self, X, W=None):
+        """Predict the structural outcome ``intercept_ + X @ coef_ + W @ controls_coef_``.
+
+        With the autoencoder the treatment part is ``e_D(X) @ representation_coef_``.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
             Treatments.
+        W : array-like of shape (n_samples, n_controls), default=None
+            Controls of these samples; required exactly when fit was given W.
 
         Returns
         -------
@@ -220,9 +296,10 @@ class InstrumentGuidedIVRegressor(_IVInferenceMixin, RegressorMixin, BaseEstimat
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
+        extra = self._controls_term(W, X.shape[0])
         if hasattr(self, "coef_"):
-            return X @ self.coef_ + self.intercept_
-        return self._features(self.representation_, X) @ self.representation_coef_ + self.intercept_
+            return X @ self.coef_ + self.intercept_ + extra
+        return self._features(self.representation_, X) @ self.representation_coef_ + self.intercept_ + extra
 
     def decode_intervention(self, X, delta):
         """Decode the treatments after shifting the representation of each row of X by ``delta``.
@@ -262,10 +339,20 @@ class TwoStageLeastSquares(_IVInferenceMixin, RegressorMixin, BaseEstimator):
     ----------
     fit_intercept : bool, default=True
         Centre X, Z and y (an intercept) before the two stages.
-    cov_type : {"HC1", "HC0", "nonrobust"}, default="HC1"
-        Covariance of the coefficients.
-    weak_iv_threshold : float, default=10.0
-        Warn (``WeakInstrumentWarning``) when the Cragg–Donald statistic is below this.
+    cov_type : {"HC1", "HC0", "nonrobust", "cluster"}, default="HC1"
+        Covariance of the coefficients. ``"nonrobust"``: ``s²(X̂ᵀX̂)⁻¹`` (linearmodels ``"unadjusted"``,
+        Stata's default); ``"HC0"``/``"HC1"``: heteroskedasticity-robust sandwich without / with the
+        ``n/(n−k)`` factor (linearmodels ``"robust"`` with ``debiased=False`` / ``True``, Stata ``robust``
+        / ``robust small``); ``"cluster"``: one-way clustered by the ``groups`` passed to fit (linearmodels
+        ``"clustered"``, Stata ``vce(cluster)``), k counting the intercept, controls and treatments.
+    debiased : bool, default=None
+        Small-sample correction, as linearmodels' ``debiased`` and Stata's ``small``: ``s² = e'e/(n−k)``
+        (else ``/n``), ``G/(G−1)·(n−1)/(n−k)`` for clusters, and t / F reference distributions in
+        :meth:`summary`. None keeps the convention of ``cov_type``: True for "nonrobust", "HC1" and
+        "cluster", False for "HC0" (an explicit value contradicting "HC0"/"HC1" raises).
+    weak_iv_threshold : float or "stock-yogo", default=10.0
+        Warn (``WeakInstrumentWarning``) when the Cragg–Donald statistic (Kleibergen–Paap under a robust
+        ``cov_type``) is below this; ``"stock-yogo"`` uses the 10% maximal-size critical value.
 
     Attributes
     ----------
@@ -274,7 +361,26 @@ class TwoStageLeastSquares(_IVInferenceMixin, RegressorMixin, BaseEstimator):
     cov_ : ndarray of shape (n_features_in_, n_features_in_)
     stderr_ : ndarray of shape (n_features_in_,)
     first_stage_f_ : ndarray of shape (n_features_in_,)
+        Partial F of the excluded instruments (controls partialled out), Stata's first-stage F.
+    first_stage_f_robust_ : ndarray of shape (n_features_in_,)
+        Its robust Wald form (Wald / n_instruments) under ``cov_type`` (HC0/HC1 by ``debiased`` when
+        ``cov_type="nonrobust"``).
     cragg_donald_ : float
+        Minimum-eigenvalue statistic over the identified directions (perfectly predicted ones left out).
+    kleibergen_paap_ : float
+        Kleibergen–Paap rk Wald F under ``cov_type`` (equals ``first_stage_f_robust_`` for one treatment).
+    stock_yogo_ : dict or None
+        2SLS maximal-size critical values (keys "10%", "15%", "20%", "25%") where tabulated.
+    sargan_, hansen_j_, endogeneity_ : tuple of (float, float)
+        (statistic, p-value) of Sargan's and Hansen's over-identification tests and of the endogeneity test
+        named by ``endogeneity_test_`` (nan where exactly identified).
+    controls_coef_ : ndarray of shape (n_controls_,)
+    params_cov_ : ndarray
+        Covariance of [intercept, controls_coef_, treatment coefficients].
+    n_controls_, n_groups_ : int
+    control_names_ : ndarray of str
+    df_resid_ : float
+    debiased_ : bool
     n_instruments_, instrument_rank_ : int
     instruments_supplied_ : bool
     n_features_in_ : int
@@ -295,32 +401,40 @@ class TwoStageLeastSquares(_IVInferenceMixin, RegressorMixin, BaseEstimator):
     2.0
     """
 
-    __metadata_request__fit = {"Z": True}
-    __metadata_request__score = {"Z": True}
+    __metadata_request__fit = _METADATA
+    __metadata_request__score = {"Z": True, "W": True}
+    __metadata_request__predict = {"W": True}
 
     _parameter_constraints = {
         "fit_intercept": ["boolean"],
-        "cov_type": [StrOptions({"HC0", "HC1", "nonrobust"})],
-        "weak_iv_threshold": [Interval(Real, 0, None, closed="left")],
+        "cov_type": [_COV_TYPES],
+        "debiased": ["boolean", None],
+        "weak_iv_threshold": _THRESHOLD,
     }
 
-    def __init__(self, *, fit_intercept=True, cov_type="HC1", weak_iv_threshold=10.0):
+    def __init__(self, *, fit_intercept=True, cov_type="HC1", debiased=None, weak_iv_threshold=10.0):
         self.fit_intercept = fit_intercept
         self.cov_type = cov_type
+        self.debiased = debiased
         self.weak_iv_threshold = weak_iv_threshold
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, *, Z=None, sample_weight=None):
-        """Fit 2SLS of y on X instrumented by Z (None: OLS).
+    def fit(self, X, y, *, Z=None, W=None, groups=None, sample_weight=None):
+        """Fit 2SLS of y on X (instrumented by Z; None: OLS) and the exogenous controls W.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Treatments.
+            Treatments (the endogenous regressors).
         y : array-like of shape (n_samples,)
             Outcome.
         Z : array-like of shape (n_samples, n_instruments), default=None
-            Instruments; None means the treatments are exogenous (OLS).
+            Excluded instruments; None means the treatments are exogenous (OLS).
+        W : array-like of shape (n_samples, n_controls), default=None
+            Exogenous controls: in the outcome equation and their own instruments (the intercept is added
+            as today); partialled out of X, y and Z (Frisch–Waugh–Lovell). Routed like Z.
+        groups : array-like of shape (n_samples,), default=None
+            Cluster labels, used only with ``cov_type="cluster"`` (routed like Z).
         sample_weight : array-like of shape (n_samples,), default=None
             Frequency weights.
 
@@ -330,17 +444,19 @@ class TwoStageLeastSquares(_IVInferenceMixin, RegressorMixin, BaseEstimator):
             The fitted regressor.
         """
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, y_numeric=True, order="C")
-        Z = _validate_instruments(Z, X.shape[0])
         w = _weights(sample_weight, X)
+        Z, W, groups = _validate_side(self, X, Z, W, groups, w, center=self.fit_intercept)
         Zuse = X if Z is None else Z
+        controls = None if W is None else _ControlDesign(W, w, center=self.fit_intercept)
         Uz, Sz, _ = _instrument_basis(Zuse, w, center=self.fit_intercept, name="X" if Z is None else "Z",
-                                      warn_rank=Z is not None)
+                                      warn_rank=Z is not None, controls=controls)
         p = X.shape[1]
         if Z is not None and Uz.shape[1] < p:
             raise ValueError(f"TwoStageLeastSquares is under-identified: instrument rank {Uz.shape[1]} < "
                              f"n_features={p}. Use InstrumentGuidedIVRegressor for more treatments than "
                              "instruments.")
-        stats = _second_stage(X, y, w, Uz, center=self.fit_intercept, cov_type=self.cov_type)
+        stats = _second_stage(X, y, w, Uz, center=self.fit_intercept, cov_type=self.cov_type, controls=controls,
+                              groups=groups, debiased=self.debiased)
         # First-stage singular values of the (whitened) cross-covariance, for the weak-IV message.
         sw = np.sqrt(w)
         sv = scipy.linalg.svdvals(Uz.T @ (sw[:, None] * (X - stats["feature_mean"]))) / np.sqrt(stats["n_weighted"])
@@ -352,9 +468,12 @@ class TwoStageLeastSquares(_IVInferenceMixin, RegressorMixin, BaseEstimator):
         self.n_instruments_ = Zuse.shape[1]
         self.instrument_rank_ = Uz.shape[1]
         self.instruments_supplied_ = Z is not None
-        _warn_if_weak(stats, sv, self.weak_iv_threshold, Z is not None)
+        _warn_if_weak(stats, sv, self.weak_iv_threshold, Z is not None, self.cov_type)
         return self
 
+    def _treatment_names(self):
+        names = getattr(self, "feature_names_in_", None)
+        return [str(v) for v in names] if names is not None else [f"x{j}" for j in range(self.n_features_in_)]
 
 
 class PCATwoStageLeastSquares(_IVInferenceMixin, RegressorMixin, BaseEstimator):
@@ -368,18 +487,23 @@ class PCATwoStageLeastSquares(_IVInferenceMixin, RegressorMixin, BaseEstimator):
         None means ``min(instrument_rank, n_features, n_samples - 1)``.
     svd_solver : {"auto", "full", "covariance_eigh", "arpack", "randomized"}, default="auto"
         Solver of the PCA.
-    cov_type : {"HC1", "HC0", "nonrobust"}, default="HC1"
-        Covariance of the second-stage coefficients.
-    weak_iv_threshold : float, default=10.0
-        Warn (``WeakInstrumentWarning``) when the Cragg–Donald statistic is below this.
+    cov_type : {"HC1", "HC0", "nonrobust", "cluster"}, default="HC1"
+        Covariance of the second-stage coefficients (see :class:`TwoStageLeastSquares`).
+    debiased : bool, default=None
+        Small-sample correction (see :class:`TwoStageLeastSquares`).
+    weak_iv_threshold : float or "stock-yogo", default=10.0
+        Warn (``WeakInstrumentWarning``) when the Cragg–Donald statistic (Kleibergen–Paap under a robust
+        ``cov_type``) is below this; ``"stock-yogo"`` uses the 10% maximal-size critical value.
     random_state : int, RandomState instance or None, default=None
         Seeds randomized PCA solvers.
 
     Attributes
     ----------
     coef_, intercept_, representation_ (the fitted PCA), representation_coef_, representation_cov_,
-    identified_subspace_, first_stage_singular_values_, first_stage_f_, cragg_donald_, n_components_,
+    identified_subspace_, first_stage_singular_values_, first_stage_f_, first_stage_f_robust_, cragg_donald_,
+    kleibergen_paap_, stock_yogo_, sargan_, hansen_j_, endogeneity_, controls_coef_, params_cov_, n_components_,
     n_instruments_, instrument_rank_, instruments_supplied_, n_features_in_, feature_names_in_
+        As :class:`TwoStageLeastSquares` (diagnostics per PCA component).
 
     See Also
     --------
@@ -396,28 +520,31 @@ class PCATwoStageLeastSquares(_IVInferenceMixin, RegressorMixin, BaseEstimator):
     2
     """
 
-    __metadata_request__fit = {"Z": True}
-    __metadata_request__score = {"Z": True}
+    __metadata_request__fit = _METADATA
+    __metadata_request__score = {"Z": True, "W": True}
+    __metadata_request__predict = {"W": True}
 
     _parameter_constraints = {
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
         "svd_solver": [StrOptions({"auto", "full", "covariance_eigh", "arpack", "randomized"})],
-        "cov_type": [StrOptions({"HC0", "HC1", "nonrobust"})],
-        "weak_iv_threshold": [Interval(Real, 0, None, closed="left")],
+        "cov_type": [_COV_TYPES],
+        "debiased": ["boolean", None],
+        "weak_iv_threshold": _THRESHOLD,
         "random_state": ["random_state"],
     }
 
-    def __init__(self, n_components=None, *, svd_solver="auto", cov_type="HC1", weak_iv_threshold=10.0,
-                 random_state=None):
+    def __init__(self, n_components=None, *, svd_solver="auto", cov_type="HC1", debiased=None,
+                 weak_iv_threshold=10.0, random_state=None):
         self.n_components = n_components
         self.svd_solver = svd_solver
         self.cov_type = cov_type
+        self.debiased = debiased
         self.weak_iv_threshold = weak_iv_threshold
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, *, Z=None):
-        """Fit PCA on X, then 2SLS of y on the scores instrumented by Z (None: OLS).
+    def fit(self, X, y, *, Z=None, W=None, groups=None):
+        """Fit PCA on X, then 2SLS of y on the scores and W instrumented by Z (None: OLS).
 
         Parameters
         ----------
@@ -427,6 +554,11 @@ class PCATwoStageLeastSquares(_IVInferenceMixin, RegressorMixin, BaseEstimator):
             Outcome.
         Z : array-like of shape (n_samples, n_instruments), default=None
             Instruments; None means the treatments are exogenous (OLS on the PCA scores).
+        W : array-like of shape (n_samples, n_controls), default=None
+            Exogenous controls: in the outcome equation and their own instruments (the intercept is added
+            as today); partialled out of X, y and Z (Frisch–Waugh–Lovell). Routed like Z.
+        groups : array-like of shape (n_samples,), default=None
+            Cluster labels, used only with ``cov_type="cluster"`` (routed like Z).
 
         Returns
         -------
@@ -436,10 +568,11 @@ class PCATwoStageLeastSquares(_IVInferenceMixin, RegressorMixin, BaseEstimator):
         from sklearn.decomposition import PCA
 
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, y_numeric=True, order="C")
-        Z = _validate_instruments(Z, X.shape[0])
         w = np.ones(X.shape[0])
+        Z, W, groups = _validate_side(self, X, Z, W, groups, w)
         Zuse = X if Z is None else Z
-        Uz, _, _ = _instrument_basis(Zuse, w, name="X" if Z is None else "Z", warn_rank=Z is not None)
+        Uz, _, _ = _instrument_basis(Zuse, w, name="X" if Z is None else "Z", warn_rank=Z is not None,
+                                     controls=None if W is None else _ControlDesign(W, w))
         n, p = X.shape
         r = _resolve_n_components(self.n_components, Uz.shape[1], p, n)
         solver = self.svd_solver
@@ -447,17 +580,17 @@ class PCATwoStageLeastSquares(_IVInferenceMixin, RegressorMixin, BaseEstimator):
             solver = "full"
         pca = PCA(n_components=r, svd_solver=solver, random_state=self.random_state).fit(X)
         D = pca.transform(X)
-        stats = _second_stage(D, y, w, Uz, cov_type=self.cov_type)
-        W = pca.components_.T
-        sv = scipy.linalg.svdvals(Uz.T @ (X - X.mean(axis=0)) @ W) / np.sqrt(n)
-        _store_inference(self, stats, W, sv)
+        stats = _second_stage_for(self, D, y, w, Uz, W, groups)
+        Wpca = pca.components_.T
+        sv = scipy.linalg.svdvals(Uz.T @ (X - X.mean(axis=0)) @ Wpca) / np.sqrt(n)
+        _store_inference(self, stats, Wpca, sv)
         self.representation_ = pca
-        self.coef_ = W @ stats["b"]
+        self.coef_ = Wpca @ stats["b"]
         self.intercept_ = float(stats["intercept"] - pca.mean_ @ self.coef_)
         self.n_instruments_ = Zuse.shape[1]
         self.instrument_rank_ = Uz.shape[1]
         self.instruments_supplied_ = Z is not None
-        _warn_if_weak(stats, sv, self.weak_iv_threshold, Z is not None)
+        _warn_if_weak(stats, sv, self.weak_iv_threshold, Z is not None, self.cov_type)
         return self
 
 

@@ -18,8 +18,10 @@ from sklearn.utils import check_array, check_random_state
 from sklearn.utils.extmath import randomized_svd
 
 from sklearn_frontier.iv._validation import (
+    _ControlDesign,
     _fix_signs,
     _instrument_basis,
+    _validate_controls,
     _validate_instruments,
     _weights,
 )
@@ -99,6 +101,21 @@ class InstrumentGuidedRepresentation(ClassNamePrefixFeaturesOutMixin, Transforme
         Minibatch size (autoencoder).
     device : str, default="cpu"
         Torch device (autoencoder).
+    optimizer : {"adam", "adamw", "sgd", "rmsprop", "lbfgs"} or torch.optim.Optimizer subclass, default="adam"
+        Optimiser of the autoencoder's skorch net (its options go in ``net_params`` as ``optimizer__*``).
+    callbacks : list of skorch callbacks, default=None
+        Extra callbacks of the autoencoder's skorch net (e.g. ``skorch.callbacks.LRScheduler``,
+        ``EarlyStopping``, ``Checkpoint``); copied on each fit.
+    validation_fraction : float in (0, 1) or None, default=None
+        Share of the rows held out (seeded by ``random_state``) to record ``valid_loss`` in ``history_``
+        (autoencoder); with ``n_iter_no_change`` it drives early stopping.
+    n_iter_no_change : int or None, default=10
+        With ``validation_fraction``: stop after this many epochs without a lower validation loss and
+        restore the best epoch's weights (skorch ``EarlyStopping(load_best=True)``); None never stops.
+    net_params : dict, default=None
+        Further skorch settings of the autoencoder's net: ``train_split`` (a callable such as
+        ``skorch.dataset.ValidSplit``, overriding ``validation_fraction``) and prefixed keys
+        ``optimizer__*``, ``iterator_train__*``, ``iterator_valid__*``, ``callbacks__*``.
     random_state : int, RandomState instance or None, default=None
         Seeds the residual randomized SVD and the autoencoder.
 
@@ -117,8 +134,16 @@ class InstrumentGuidedRepresentation(ClassNamePrefixFeaturesOutMixin, Transforme
     instrument_rank_ : int
     instruments_supplied_ : bool
     lambdas_ : dict or None
-    module_ : torch.nn.Module
-        The trained autoencoder (``method="autoencoder"`` only).
+    module_state_ : dict of ndarray
+        The trained autoencoder's ``state_dict`` as numpy arrays (``method="autoencoder"`` only); the torch
+        module is rebuilt on use, so pickles and skops files hold no torch objects.
+    history_ : list of dict
+        The skorch net's per-epoch history (``train_loss``, ``valid_loss`` with a validation split,
+        ``dur``, ...) as plain dicts (autoencoder only).
+    loss_curve_ : list of float
+        Training loss per epoch (autoencoder only).
+    n_iter_ : int
+        Epochs run (autoencoder only).
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
 
@@ -144,8 +169,8 @@ class InstrumentGuidedRepresentation(ClassNamePrefixFeaturesOutMixin, Transforme
     (100, 2)
     """
 
-    __metadata_request__fit = {"Z": True}
-    __metadata_request__score = {"Z": True}
+    __metadata_request__fit = {"Z": True, "W": True}
+    __metadata_request__score = {"Z": True, "W": True}
 
     _parameter_constraints = {
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
@@ -159,12 +184,18 @@ class InstrumentGuidedRepresentation(ClassNamePrefixFeaturesOutMixin, Transforme
         "lr": [Interval(Real, 0, None, closed="neither")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "device": [str],
+        "optimizer": [StrOptions({"adam", "adamw", "sgd", "rmsprop", "lbfgs"}), type],
+        "callbacks": [list, None],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither"), None],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left"), None],
+        "net_params": [dict, None],
         "random_state": ["random_state"],
     }
 
     def __init__(self, n_components=None, *, method="linear", whiten_instruments=True, z_ridge=0.0,
                  n_residual_components=None, hidden_layer_sizes=(128, 128), lambdas=None, max_epochs=200,
-                 lr=1e-3, batch_size=256, device="cpu", random_state=None):
+                 lr=1e-3, batch_size=256, device="cpu", optimizer="adam", callbacks=None, validation_fraction=None,
+                 n_iter_no_change=10, net_params=None, random_state=None):
         self.n_components = n_components
         self.method = method
         self.whiten_instruments = whiten_instruments
@@ -176,6 +207,11 @@ class InstrumentGuidedRepresentation(ClassNamePrefixFeaturesOutMixin, Transforme
         self.lr = lr
         self.batch_size = batch_size
         self.device = device
+        self.optimizer = optimizer
+        self.callbacks = callbacks
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.net_params = net_params
         self.random_state = random_state
 
     def __sklearn_tags__(self):
@@ -184,8 +220,11 @@ class InstrumentGuidedRepresentation(ClassNamePrefixFeaturesOutMixin, Transforme
         return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None, *, Z=None, sample_weight=None):
+    def fit(self, X, y=None, *, Z=None, W=None, sample_weight=None):
         """Learn the representation from treatments X and instruments Z (y is ignored).
+
+        With controls W the directions are those of the residuals of X and Z on [1, W]
+        (Frisch–Waugh–Lovell), so the controls never enter the representation; ``transform`` needs no W.
 
         Parameters
         ----------
@@ -195,6 +234,9 @@ class InstrumentGuidedRepresentation(ClassNamePrefixFeaturesOutMixin, Transforme
             Ignored (the representation never sees the outcome).
         Z : array-like of shape (n_samples, n_instruments), default=None
             Instruments; None uses X itself (exogenous treatments: PCA).
+        W : array-like of shape (n_samples, n_controls), default=None
+            Exogenous controls, partialled out of X and Z before the directions are learned
+            (``method="linear"`` only).
         sample_weight : array-like of shape (n_samples,), default=None
             Frequency weights.
 
@@ -205,16 +247,21 @@ class InstrumentGuidedRepresentation(ClassNamePrefixFeaturesOutMixin, Transforme
         """
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2, order="C")
         Z = _validate_instruments(Z, X.shape[0])
+        W = _validate_controls(W, X.shape[0])
         w = _weights(sample_weight, X)
-        self._fit_representation(X, Z, w)
+        self._fit_representation(X, Z, w, controls=None if W is None else _ControlDesign(W, w))
         return self
 
-    def _fit_representation(self, X, Z, w):
+    def _fit_representation(self, X, Z, w, controls=None):
         """Fit on validated arrays; returns the instrument basis U_z (for the regressor's second stage)."""
         n, p = X.shape
+        if controls is not None and self.method != "linear":
+            raise ValueError("Controls W are supported by method='linear' only; partial them out of X by hand "
+                             "for method='autoencoder'.")
         self.instruments_supplied_ = Z is not None
         Zuse = X if Z is None else Z
-        Uz, Sz, zbar = _instrument_basis(Zuse, w, name="X" if Z is None else "Z", warn_rank=Z is not None)
+        Uz, Sz, zbar = _instrument_basis(Zuse, w, name="X" if Z is None else "Z", warn_rank=Z is not None,
+                                         controls=controls)
         self.n_instruments_ = Zuse.shape[1]
         self.instrument_rank_ = Uz.shape[1]
         self.z_mean_ = zbar
@@ -234,7 +281,7 @@ class InstrumentGuidedRepresentation(ClassNamePrefixFeaturesOutMixin, Transforme
         q = min(q, p - r, n - 1)
         if q > 0:
             sw = np.sqrt(w)
-            Xt = sw[:, None] * (X - mu)
+            Xt = sw[:, None] * (X - mu if controls is None else controls.residual(X))
             R = Xt - (Xt @ W) @ W.T
             _, _, Vt = randomized_svd(R, q, random_state=check_random_state(self.random_state))
             self.residual_components_ = _fix_signs(Vt.T).T
@@ -297,7 +344,7 @@ class InstrumentGuidedRepresentation(ClassNamePrefixFeaturesOutMixin, Transforme
         """
         return self._encode(self._check_transform_input(X))[1]
 
-    def score(self, X, y=None, *, Z=None):
+    def score(self, X, y=None, *, Z=None, W=None):
         """Compute the share of the instrumented treatment variation that the representation reconstructs.
 
         ``1 − ‖P_Z(X̃ − X̂_D)‖² / ‖P_Z X̃‖²`` on the given data, with ``X̂_D`` the reconstruction from D̃
@@ -313,6 +360,8 @@ class InstrumentGuidedRepresentation(ClassNamePrefixFeaturesOutMixin, Transforme
             Ignored.
         Z : array-like of shape (n_samples, n_instruments), default=None
             Instruments; None uses X itself.
+        W : array-like of shape (n_samples, n_controls), default=None
+            Controls, partialled out of X and Z (as in fit).
 
         Returns
         -------
@@ -321,9 +370,12 @@ class InstrumentGuidedRepresentation(ClassNamePrefixFeaturesOutMixin, Transforme
         """
         X = self._check_transform_input(X)
         Z = _validate_instruments(Z, X.shape[0]) if Z is not None else None
+        W = _validate_controls(W, X.shape[0])
         w = np.ones(X.shape[0])
-        Uz, _, _ = _instrument_basis(X if Z is None else Z, w, name="X" if Z is None else "Z", warn_rank=False)
-        Xc = X - X.mean(axis=0)
+        controls = None if W is None else _ControlDesign(W, w)
+        Uz, _, _ = _instrument_basis(X if Z is None else Z, w, name="X" if Z is None else "Z", warn_rank=False,
+                                     controls=controls)
+        Xc = X - X.mean(axis=0) if controls is None else controls.residual(X)
         total = float(np.sum((Uz.T @ Xc) ** 2))
         if total <= 0:
             return 1.0

@@ -16,29 +16,93 @@ _EPS = np.finfo(np.float64).eps
 # ----------------------------------------------------------------------------------------------------------
 # validation helpers
 # ----------------------------------------------------------------------------------------------------------
+def _validate_side_array(A, n_samples, name, what, columns):
+    """Validated float64 (n, k) side array (instruments Z or controls W). Every error names ``name``."""
+    if sp.issparse(A):
+        raise TypeError(f"Sparse {what} {name} are not supported; pass a dense array ({name}.toarray()).")
+    try:
+        A = check_array(A, dtype=np.float64, ensure_2d=False, allow_nd=True, ensure_min_samples=1,
+                        input_name=name)
+    except ValueError as exc:
+        raise ValueError(f"Invalid {what} {name}: {exc}") from exc
+    if A.ndim == 1:
+        A = A.reshape(-1, 1)
+    if A.ndim != 2:
+        raise ValueError(f"{name} must be 1-D or 2-D (n_samples, {columns}), got {name}.ndim={A.ndim}.")
+    if A.shape[0] != n_samples:
+        raise ValueError(f"{name} has {A.shape[0]} samples but X has {n_samples}.")
+    if A.shape[1] == 0:
+        raise ValueError(f"{name} has 0 columns; pass at least one column or {name}=None.")
+    return A
+
+
 def _validate_instruments(Z, n_samples):
     """Validated float64 (n, k) instruments, or None. Every error names Z."""
     if Z is None:
         return None
-    if sp.issparse(Z):
-        raise TypeError("Sparse instruments Z are not supported; pass a dense array (Z.toarray()).")
-    try:
-        Z = check_array(Z, dtype=np.float64, ensure_2d=False, allow_nd=True, ensure_min_samples=1,
-                        input_name="Z")
-    except ValueError as exc:
-        raise ValueError(f"Invalid instruments Z: {exc}") from exc
-    if Z.ndim == 1:
-        Z = Z.reshape(-1, 1)
-    if Z.ndim != 2:
-        raise ValueError(f"Z must be 1-D or 2-D (n_samples, n_instruments), got Z.ndim={Z.ndim}.")
-    if Z.shape[0] != n_samples:
-        raise ValueError(f"Z has {Z.shape[0]} samples but X has {n_samples}.")
-    if Z.shape[1] == 0:
-        raise ValueError("Z has 0 columns; pass at least one instrument or Z=None.")
+    Z = _validate_side_array(Z, n_samples, "Z", "instruments", "n_instruments")
     if n_samples < Z.shape[1] + 2:
         raise ValueError(f"n_samples={n_samples} is too small for Z with {Z.shape[1]} instruments: "
                          f"IV regression needs n_samples >= n_instruments + 2 = {Z.shape[1] + 2}.")
     return Z
+
+
+def _validate_controls(W, n_samples):
+    """Validated float64 (n, k_w) exogenous controls, or None. Every error names W."""
+    if W is None:
+        return None
+    return _validate_side_array(W, n_samples, "W", "controls", "n_controls")
+
+
+def _validate_groups(groups, n_samples, cov_type):
+    """Integer cluster labels (n,) for ``cov_type="cluster"``, else None (groups are ignored)."""
+    if cov_type != "cluster":
+        return None
+    if groups is None:
+        raise ValueError("cov_type='cluster' needs the cluster labels: pass groups=... to fit.")
+    groups = np.asarray(groups)
+    if groups.ndim != 1 or groups.shape[0] != n_samples:
+        raise ValueError(f"groups must be 1-D with one label per sample ({n_samples}), got shape {groups.shape}.")
+    try:
+        _, labels = np.unique(groups, return_inverse=True)
+    except TypeError as exc:
+        raise TypeError(f"groups must hold sortable labels: {exc}") from exc
+    if labels.max() < 1:
+        raise ValueError("groups must contain at least 2 distinct clusters for cov_type='cluster'.")
+    return labels.astype(np.intp)
+
+
+class _ControlDesign:
+    """The exogenous design C = [1, W] (or W without intercept) and weighted residualisation against it.
+
+    Frisch–Waugh–Lovell: every IV quantity of the treatments is that of the residuals of X, y and Z on C.
+    """
+
+    def __init__(self, W, w, *, center=True):
+        n = w.shape[0]
+        cols = ([np.ones((n, 1))] if center else []) + ([W] if W is not None else [])
+        self.C = np.hstack(cols) if cols else np.zeros((n, 0))
+        self.sw = np.sqrt(w)
+        Ct = self.sw[:, None] * self.C
+        if Ct.shape[1] == 0:
+            self.rank, self.basis, self._pinv = 0, Ct, Ct.T
+            return
+        U, S, Vt = scipy.linalg.svd(Ct, full_matrices=False, check_finite=False)
+        keep = S > max(Ct.shape) * _EPS * S[0] if S.size and S[0] > 0 else np.zeros(S.shape, bool)
+        self.rank = int(keep.sum())
+        if W is not None and self.rank < Ct.shape[1]:
+            warnings.warn(f"The controls W are collinear (with the intercept or each other): rank {self.rank} < "
+                          f"{Ct.shape[1]} columns; their coefficients are minimum-norm.", UserWarning, stacklevel=4)
+        self.basis = U[:, keep]
+        self._pinv = (Vt[keep].T / S[keep]) @ U[:, keep].T
+
+    def coef(self, A):
+        """Weighted least-squares coefficients of A (n, m) on C."""
+        return self._pinv @ (self.sw[:, None] * A) if A.ndim == 2 else self._pinv @ (self.sw * A)
+
+    def residual(self, A):
+        """A minus its weighted projection on C (raw scale, exact for zero weights too)."""
+        return A - self.C @ self.coef(A)
 
 
 def _weights(sample_weight, X):
@@ -50,18 +114,22 @@ def _weights(sample_weight, X):
     return w
 
 
-def _instrument_basis(Z, w, *, center=True, name="Z", warn_rank=True):
-    """Orthonormal basis U_z of diag(√w)(Z − 1 z̄ᵀ), its singular values and z̄ (O(n k²))."""
+def _instrument_basis(Z, w, *, center=True, name="Z", warn_rank=True, controls=None):
+    """Orthonormal basis U_z of diag(√w)(Z − 1 z̄ᵀ), its singular values and z̄ (O(n k²)).
+
+    With ``controls`` (a :class:`_ControlDesign`) Z is residualised on [1, W] instead of centred.
+    """
     sw = np.sqrt(w)
     zbar = (w @ Z) / w.sum() if center else np.zeros(Z.shape[1])
-    Zt = sw[:, None] * (Z - zbar)
+    Zt = sw[:, None] * (Z - zbar if controls is None else controls.residual(Z))
     U, S, _ = scipy.linalg.svd(Zt, full_matrices=False, check_finite=False, lapack_driver="gesdd")
     if S.size == 0 or S[0] <= 0:
         raise ValueError(f"{name} has no variation (rank 0 after centring); IV regression needs "
                          "instruments that vary across samples.")
     k_z = int(np.sum(S > max(Zt.shape) * _EPS * S[0]))
     if warn_rank and k_z < Z.shape[1]:
-        warnings.warn(f"{name} is rank deficient: rank {k_z} < {Z.shape[1]} columns after centring; "
+        after = "centring" if controls is None else "partialling out the intercept and the controls W"
+        warnings.warn(f"{name} is rank deficient: rank {k_z} < {Z.shape[1]} columns after {after}; "
                       f"continuing with {k_z} instrument directions.", UserWarning, stacklevel=3)
     return U[:, :k_z], S[:k_z], zbar
 

@@ -207,7 +207,9 @@ class _BaseSDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
             y_scale = 1.0
         self.y_scale_ = y_scale
         self.n_components_ = d
-        return (X - self.mean_) / self.scale_, (y - self.y_mean_) / self.y_scale_, y
+        Z = X - self.mean_  # one n x p buffer (standardised in place): bounded memory at large n
+        Z /= self.scale_
+        return Z, (y - self.y_mean_) / self.y_scale_, y
 
     def _set_basis(self, B):
         """Store ``components_`` (Z-space rows) and ``directions_`` (unit rows in original units)."""

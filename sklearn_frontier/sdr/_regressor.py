@@ -26,10 +26,12 @@ class SMAVERegressor(RegressorMixin, SMAVE):
         200))``.
     kernel : {"gaussian", "epanechnikov", "uniform"}, default="gaussian"
         Weight profile on the adaptive radius (the distance to the k-th neighbour).
-    batch_size : int, default=64
-        Anchors per step (clipped to n).
-    max_iter : int, default=300
-        SGD steps per restart.
+    solver : {"sgd", "trust-regions"}, default="sgd"
+        The optimiser (see :class:`SMAVE`).
+    batch_size : int or "auto", default="auto"
+        Anchors per step; "auto": ``clip(ceil(n / 200), 64, 8192)``.
+    max_iter : int, default=500
+        Most SGD steps per restart.
     eta0 : float, default=0.5
         Initial step size (the data are standardised, so it is scale-free).
     learning_rate : {"invscaling", "sqrt", "constant"}, default="invscaling"
@@ -38,18 +40,22 @@ class SMAVERegressor(RegressorMixin, SMAVE):
         Time scale ``tau`` of the schedule.
     retraction : {"qr", "polar"}, default="qr"
         Retraction on the Stiefel manifold.
-    refresh_neighbors : int or "never", default=1
-        Rebuild the projected k-d tree every this many steps; "never" freezes neighbour sets and weights at the
-        initial basis (the "simplified" fixed finite-sum objective).
+    refresh_neighbors : int, "auto" or "never", default="auto"
+        When to rebuild the neighbour sets (see :class:`SMAVE`).
+    refresh_tol : float, default=0.05
+        Subspace movement that triggers a rebuild under "auto".
     init : {"opg", "random"} or array-like of shape (n_components, n_features), default="opg"
         Initial basis: kNN-OPG, a random orthonormal draw (not reliable) or given directions in original units.
     n_init : int, default=1
         Restarts; the one with the lowest exact evaluation loss is kept.
-    tol : float, default=None
-        Stop when the mean subspace change over the last ``n_iter_no_change`` steps is below ``tol``; None runs
-        ``max_iter`` steps and never warns.
-    n_iter_no_change : int, default=10
-        Window of the stopping rule.
+    tol : float, default=1e-3
+        Windowed stopping rule (see :class:`SMAVE`); None runs ``max_iter`` steps.
+    n_iter_no_change : int, default=20
+        Window length of the stopping rule and of the averaging.
+    average : bool, default=True
+        Return the last window's averaged subspace rather than the last iterate.
+    reservoir_size : int, default=20000
+        Not used by the regressor (it has no ``partial_fit``); kept for parameter parity with :class:`SMAVE`.
     standardize : bool, default=True
         Standardise the columns of X (directions are reported in original units either way).
     ridge : float, default=1e-8
@@ -94,15 +100,19 @@ class SMAVERegressor(RegressorMixin, SMAVE):
         "predict_neighbors": [Interval(Integral, 1, None, closed="left"), None],
     }
 
-    def __init__(self, n_components=2, *, n_neighbors=None, kernel="gaussian", batch_size=64, max_iter=300,
-                 eta0=0.5, learning_rate="invscaling", decay_steps=100.0, retraction="qr", refresh_neighbors=1,
-                 init="opg", n_init=1, tol=None, n_iter_no_change=10, standardize=True, ridge=1e-8, verbose=0,
-                 random_state=None, regressor=None, predict_neighbors=None):
-        super().__init__(n_components, n_neighbors=n_neighbors, kernel=kernel, batch_size=batch_size,
+    _STREAMING = False
+
+    def __init__(self, n_components=2, *, n_neighbors=None, kernel="gaussian", solver="sgd", batch_size="auto",
+                 max_iter=500, eta0=0.5, learning_rate="invscaling", decay_steps=100.0, retraction="qr",
+                 refresh_neighbors="auto", refresh_tol=0.05, init="opg", n_init=1, tol=1e-3, n_iter_no_change=20,
+                 average=True, reservoir_size=20000, standardize=True, ridge=1e-8, verbose=0, random_state=None,
+                 regressor=None, predict_neighbors=None):
+        super().__init__(n_components, n_neighbors=n_neighbors, kernel=kernel, solver=solver, batch_size=batch_size,
                          max_iter=max_iter, eta0=eta0, learning_rate=learning_rate, decay_steps=decay_steps,
-                         retraction=retraction, refresh_neighbors=refresh_neighbors, init=init, n_init=n_init,
-                         tol=tol, n_iter_no_change=n_iter_no_change, standardize=standardize, ridge=ridge,
-                         verbose=verbose, random_state=random_state)
+                         retraction=retraction, refresh_neighbors=refresh_neighbors, refresh_tol=refresh_tol,
+                         init=init, n_init=n_init, tol=tol, n_iter_no_change=n_iter_no_change, average=average,
+                         reservoir_size=reservoir_size, standardize=standardize, ridge=ridge, verbose=verbose,
+                         random_state=random_state)
         self.regressor = regressor
         self.predict_neighbors = predict_neighbors
 

@@ -3,6 +3,7 @@
 import copy
 import math
 import warnings
+from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -21,8 +22,9 @@ from sklearn_frontier.utils._compat import (
     validate_data,
 )
 from sklearn_frontier.utils._mcmc import ess_bulk, rank_normalized_split_rhat
+from sklearn_frontier.utils._validation import check_distinct_rows, coordinate_scale
 
-from ._domain import build_domain_graph
+from ._domain import build_domain_graph, parse_domain
 from ._mcmc import ChainData, init_chain, run_chain
 from ._predict import attachment_candidates, attachment_weights
 from ._trees import TreeContext
@@ -50,6 +52,32 @@ _COMMON_CONSTRAINTS = {
     "verbose": ["verbose"],
     "random_state": ["random_state"],
 }
+
+
+def _scaled_domain(domain, n_features, scale):
+    dom = parse_domain(domain, n_features)
+    return None if dom is None or scale == 1.0 else dom.scaled(scale)
+
+
+def _scaled_graph(graph, scale):
+    if not callable(graph) or scale == 1.0:
+        return graph
+    return lambda V: graph(V * scale)
+
+
+def _scaled_metric(metric, scale):
+    if not callable(metric) or scale == 1.0:
+        return metric
+    return lambda a, b: metric(a * scale, b * scale) / scale
+
+
+def _unscaled_graph(graph, scale, domain):
+    """The standardised domain graph in the units of ``X`` (the public ``graph_``)."""
+    if scale == 1.0:
+        return graph
+    return replace(graph, vertices=graph.vertices * scale, lengths=graph.lengths * scale,
+                   diameter=graph.diameter * scale, tolerance=graph.tolerance * scale,
+                   domain=parse_domain(domain, graph.vertices.shape[1]))
 
 
 def _rhat_ess(x):
@@ -88,7 +116,9 @@ class _BaseSpanningTreeEnsemble(RegressorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Locations (coordinates; never rescaled).
+            Locations. The graph and the fields see them divided by a power of two near their spread
+            (``graph_`` stays in these units), so that 1e-150 or 1e150 coordinates give the same fit as
+            coordinates of spread 1. At least 2 distinct locations are needed.
         y : array-like of shape (n_samples,)
             Target values.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -109,8 +139,14 @@ class _BaseSpanningTreeEnsemble(RegressorMixin, BaseEstimator):
         keep = sw > 0
         X, y, sw = X[keep], y[keep], sw[keep]
         continuing = self.warm_start and hasattr(self, "chain_states_")
-        graph = build_domain_graph(X, domain=self.domain, graph=self.graph, n_neighbors=self.n_neighbors,
-                                   metric=self.metric, domain_tolerance=self.domain_tolerance)
+        check_distinct_rows(X, 2, estimator_name=type(self).__name__)
+        # The graph, the fields and the attachment work in coordinates divided by a power of two near their
+        # spread: float32 length scales and squared distances stay representable at 1e-150 or 1e150.
+        coord_scale = coordinate_scale(X)
+        graph = build_domain_graph(X / coord_scale, domain=_scaled_domain(self.domain, X.shape[1], coord_scale),
+                                   graph=_scaled_graph(self.graph, coord_scale), n_neighbors=self.n_neighbors,
+                                   metric=_scaled_metric(self.metric, coord_scale),
+                                   domain_tolerance=self.domain_tolerance)
         y_mean, y_scale = self._standardize(y, sw)
         yt = (y - y_mean) / y_scale
         sv = graph.sample_vertex
@@ -126,7 +162,7 @@ class _BaseSpanningTreeEnsemble(RegressorMixin, BaseEstimator):
         tree_prior, jitter, p_tree = self._tree_settings()
         same_data = False
         if continuing:
-            old = self.graph_
+            old = self._graph
             if (old.vertices.shape != graph.vertices.shape or not np.array_equal(old.vertices, graph.vertices)
                     or len(self.chain_states_) != self.n_chains
                     or len(self.chain_states_[0]["states"]) != self.n_trees):
@@ -190,7 +226,9 @@ class _BaseSpanningTreeEnsemble(RegressorMixin, BaseEstimator):
         self.chain_states_ = chains
         self._burnin_used = burnin
         self._vertex_stats = (W, S0)
-        self.graph_ = graph
+        self._graph = graph
+        self._coord_scale = coord_scale
+        self.graph_ = _unscaled_graph(graph, coord_scale, self.domain)
         self.y_mean_ = float(y_mean)
         self.y_scale_ = float(y_scale)
         self.draws_ = draws
@@ -226,7 +264,8 @@ class _BaseSpanningTreeEnsemble(RegressorMixin, BaseEstimator):
         return validate_data(self, X, dtype=np.float64, reset=False)
 
     def _attachment(self, X):
-        cand, valid, delta, bary = attachment_candidates(self.graph_, X, self.predict_neighbors,
+        """Attachment of the rows of ``X`` (fitted units); distances in the standardised units of the fields."""
+        cand, valid, delta, bary = attachment_candidates(self._graph, X / self._coord_scale, self.predict_neighbors,
                                                          self.n_predict_neighbors)
         return cand, attachment_weights(valid, delta, self.predict_weighting, bary), delta
 
@@ -457,7 +496,7 @@ class _BaseSpanningTreeEnsemble(RegressorMixin, BaseEstimator):
         return self._convergence(X)
 
     def _feature_importances(self):
-        G = self.graph_
+        G = self._graph
         V, E = G.vertices, G.edges
         d = V.shape[1]
         F = self.draws_["vertex_values"].astype(np.float64).sum(axis=2).mean(axis=(0, 1))

@@ -18,6 +18,12 @@ class Domain:
     rings: list = None  # list of (k, 2) float arrays, each closed implicitly
     contains: object = None  # callable (m, d) -> bool (m,)
 
+    def scaled(self, scale):
+        """The same domain in coordinates divided by ``scale`` (rings scaled, a callable wrapped)."""
+        if self.rings is not None:
+            return Domain(rings=[np.ascontiguousarray(r / scale) for r in self.rings])
+        return Domain(contains=_ScaledContains(self.contains, scale))
+
     @property
     def segments(self):
         a = np.concatenate([r for r in self.rings])
@@ -54,6 +60,17 @@ class Domain:
         return self.inside(pts.reshape(-1, p.shape[1])).reshape(p.shape[0], 16).all(axis=1)
 
 
+class _ScaledContains:
+    """``contains(P * scale)``: a membership callable seen from standardised coordinates (picklable)."""
+
+    def __init__(self, contains, scale):
+        self.contains = contains
+        self.scale = scale
+
+    def __call__(self, P):
+        return self.contains(np.asarray(P) * self.scale)
+
+
 def _dist_to_segments(P, a, b):
     out = np.full(P.shape[0], np.inf)
     ab = b - a
@@ -88,8 +105,8 @@ def _as_ring(ring):
 
 def parse_domain(domain, n_features):
     """Turn the ``domain`` parameter into a :class:`Domain` (or None)."""
-    if domain is None:
-        return None
+    if domain is None or isinstance(domain, Domain):
+        return domain
     geo = getattr(domain, "__geo_interface__", None)
     if geo is not None:
         if n_features != 2:
@@ -203,7 +220,9 @@ def build_domain_graph(X, domain=None, graph="auto", n_neighbors=8, metric="eucl
         The domain; edges that leave it are dropped (even-odd rule over rings).
     graph : {"auto", "chain", "delaunay", "knn"} or callable
         ``"auto"``: chain for d = 1, Delaunay for d = 2, kNN otherwise. A callable ``graph(V)`` returns
-        a sparse (n_v, n_v) matrix of positive edge lengths.
+        a sparse (n_v, n_v) matrix of positive edge lengths. Degenerate geometry falls back: two distinct
+        locations are joined by one edge, and collinear 2-D locations (no triangulation exists) get a kNN
+        graph, with a ``UserWarning``; the graph is then made connected.
     n_neighbors : int, default=8
         Neighbours of the kNN graph.
     metric : str, default="euclidean"

@@ -16,7 +16,8 @@ def attachment_candidates(graph, U, method="triangle", n_neighbors=5):
     n = U.shape[0]
     kd = cKDTree(V)
     k0 = min(n_neighbors, n_v)
-    cand = np.full((n, max(k0, 3 if V.shape[1] == 2 else 1)), -1, dtype=np.int64)
+    # at least 3 columns: the barycentric weights of a triangle fill the first three
+    cand = np.full((n, max(k0, 3)), -1, dtype=np.int64)
     ok = np.zeros(n, dtype=bool)
     d0, i0 = kd.query(U, k=1)
     exact = d0 <= 1e-12 * graph.diameter

@@ -16,6 +16,7 @@ OPERATOR_CONSTRAINTS = {
     "max_rank": [Interval(Integral, 1, None, closed="left")],
     "incidence": [StrOptions({"signed", "mixed"})],
     "coupling": [Interval(Real, 0, 1, closed="both")],
+    "coupling_bound": [StrOptions({"graded", "schur"})],
     "gammas": ["array-like", None],
     "betas": ["array-like", None],
     "eps": [Interval(Real, 0, None, closed="neither")],
@@ -85,6 +86,7 @@ class _CEOMixin(_GraphMixin):
         self.n_vertices_ = n
         rng = check_random_state(self.random_state)
         mu, Psi, d = normalised_eigenpairs(self, m, rng)
+        self._degrees = d
         self.n_cg_iter_ = int(getattr(self.operator_, "n_iter_", 0))  # diagnostics + eigensolver products
         self.eigenvalues_ = mu
         if self.features == "hks":

@@ -35,8 +35,11 @@ class CEOSpectralClustering(_CEOMixin, _VotePredictMixin, ClusterMixin, BaseEsti
     incidence : {"signed", "mixed"}, default="signed"
         Clique-complex incidences (signed: exact and reorder-invariant, but degenerate; mixed: 0/1 above rank 1).
     coupling : float in [0, 1], default=0.5
-        Relative coupling, γ_k = coupling · b_k, b_k the PSD bound of :func:`coupling_bounds` (ignored where
-        ``gammas`` is given).
+        Relative coupling, γ_k = coupling · (bound of ``coupling_bound``) (ignored where ``gammas`` is given).
+    coupling_bound : {"graded", "schur"}, default="graded"
+        ``"graded"``: b_k = β_{k+1}σ⁺_min(B_{k+1}) (Thm 3.2, L⋆ ⪰ 0); ``"schur"``: √(b_k² + ε β_{k+1}), the
+        whole admissible range of S_ε (0 ⪯ S_ε ⪯ A; see :func:`coupling_bounds`). Measured (issue 20): the
+        choice does not move clustering ARI; it matters for smoothing.
     gammas, betas : array-like of shape (K,), default=None
         Explicit couplings / boundary weights.
     eps : float, default=1e-3
@@ -115,6 +118,8 @@ class CEOSpectralClustering(_CEOMixin, _VotePredictMixin, ClusterMixin, BaseEsti
     ((60,), 0.0)
     """
 
+    _sparse_chain = True  # solver="auto": the chain fast path above 1000 vertices avoids the dense inverse
+
     _parameter_constraints = {
         **SPECTRAL_CONSTRAINTS,
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
@@ -124,7 +129,7 @@ class CEOSpectralClustering(_CEOMixin, _VotePredictMixin, ClusterMixin, BaseEsti
     }
 
     def __init__(self, n_clusters=8, *, affinity="nearest_neighbors", n_neighbors=10, max_rank=2,
-                 incidence="signed", coupling=0.5, gammas=None, betas=None, eps=1e-3, normalize=True,
+                 incidence="signed", coupling=0.5, coupling_bound="graded", gammas=None, betas=None, eps=1e-3, normalize=True,
                  features="eigvecs", hks_times=16, n_components=None, assign_labels="kmeans", n_init=10,
                  solver="auto", fast_path=True, rtol=1e-10, eigen_tol=1e-6, max_cells=2_000_000,
                  random_state=None):
@@ -134,6 +139,7 @@ class CEOSpectralClustering(_CEOMixin, _VotePredictMixin, ClusterMixin, BaseEsti
         self.max_rank = max_rank
         self.incidence = incidence
         self.coupling = coupling
+        self.coupling_bound = coupling_bound
         self.gammas = gammas
         self.betas = betas
         self.eps = eps

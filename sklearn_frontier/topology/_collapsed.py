@@ -25,8 +25,8 @@ class CollapsedLaplacian(_CEOMixin, ClassNamePrefixFeaturesOutMixin, Transformer
     ----------
     n_components : int, default=2
         Embedding dimension (features="eigvecs").
-    affinity, n_neighbors, max_rank, incidence, coupling, gammas, betas, eps, normalize, features, hks_times : \
-see CEOSpectralClustering
+    affinity, n_neighbors, max_rank, incidence, coupling, coupling_bound, gammas, betas, eps, normalize, \
+features, hks_times : see CEOSpectralClustering
         As in :class:`CEOSpectralClustering`.
     n_eigenvectors : int, default=None
         Eigenpairs behind the HKS, min(n, 32) when None.
@@ -70,6 +70,8 @@ fast_path_, degeneracy_, sandwich_gap_, sandwich_bound_, n_cg_iter_, normalizati
     (40, 2)
     """
 
+    _sparse_chain = True  # solver="auto": the chain fast path above 1000 vertices avoids the dense inverse
+
     _parameter_constraints = {
         **SPECTRAL_CONSTRAINTS,
         "n_components": [Interval(Integral, 1, None, closed="left")],
@@ -78,8 +80,8 @@ fast_path_, degeneracy_, sandwich_gap_, sandwich_bound_, n_cg_iter_, normalizati
     }
 
     def __init__(self, n_components=2, *, affinity="nearest_neighbors", n_neighbors=10, max_rank=2,
-                 incidence="signed", coupling=0.5, gammas=None, betas=None, eps=1e-3, normalize=True,
-                 features="eigvecs", hks_times=16, n_eigenvectors=None, drop_first=True, solver="auto",
+                 incidence="signed", coupling=0.5, coupling_bound="graded", gammas=None, betas=None, eps=1e-3,
+                 normalize=True, features="eigvecs", hks_times=16, n_eigenvectors=None, drop_first=True, solver="auto",
                  fast_path=True, rtol=1e-10, eigen_tol=1e-6, max_cells=2_000_000, random_state=None):
         self.n_components = n_components
         self.affinity = affinity
@@ -87,6 +89,7 @@ fast_path_, degeneracy_, sandwich_gap_, sandwich_bound_, n_cg_iter_, normalizati
         self.max_rank = max_rank
         self.incidence = incidence
         self.coupling = coupling
+        self.coupling_bound = coupling_bound
         self.gammas = gammas
         self.betas = betas
         self.eps = eps

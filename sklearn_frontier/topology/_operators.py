@@ -25,136 +25,19 @@ from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import LinearOperator, eigsh, splu
 from sklearn.exceptions import ConvergenceWarning
 
+from ._bounds import (  # noqa: F401  (re-exported: tests and callers import them from here)
+    _DENSE_GRAM,
+    _FAST_PATH_GRAM,
+    _check_boundaries,
+    _fiedler_from_inverse,
+    _fiedler_lobpcg,
+    _sigma_min_positive,
+    _weights,
+    coupling_bounds,
+    extend_bounds,
+)
+
 __all__ = ["coupling_bounds", "graded_laplacian", "collapsed_operator", "CollapsedOperator", "chain_operator"]
-
-_DENSE_GRAM = 4000
-_FAST_PATH_GRAM = 1000
-
-
-def _check_boundaries(boundaries):
-    if sp.issparse(boundaries) or isinstance(boundaries, np.ndarray) or not hasattr(boundaries, "__len__"):
-        raise TypeError("boundaries must be a list [B_1, ..., B_K] of matrices.")
-    if len(boundaries) < 1:
-        raise ValueError("boundaries must hold at least B_1.")
-    out = []
-    for k, B in enumerate(boundaries, start=1):
-        B = sp.csr_matrix(B, dtype=np.float64)
-        if out and B.shape[0] != out[-1].shape[1]:
-            raise ValueError(f"B_{k} has {B.shape[0]} rows but B_{k - 1} has {out[-1].shape[1]} columns.")
-        if B.nnz and not np.all(np.isfinite(B.data)):
-            raise ValueError(f"B_{k} contains NaN or infinity.")
-        out.append(B)
-    return out
-
-
-def _weights(values, K, name, *, positive):
-    arr = np.asarray(values, dtype=np.float64).ravel() if values is not None else None
-    if arr is None:
-        return None
-    if arr.shape != (K,):
-        raise ValueError(f"{name} must have length K={K} (one per boundary matrix), got {arr.size}.")
-    if not np.all(np.isfinite(arr)) or (np.any(arr <= 0) if positive else np.any(arr < 0)):
-        raise ValueError(f"{name} must be finite and {'> 0' if positive else '>= 0'}, got {arr.tolist()}.")
-    return arr
-
-
-def _sigma_min_positive(B, *, is_b1, dense_limit=_DENSE_GRAM):
-    """Smallest positive singular value of B (0.0 if none), from the smaller Gram or a sparse eigensolver."""
-    n_r, n_c = B.shape
-    if n_r == 0 or n_c == 0 or B.nnz == 0:
-        return 0.0
-    G = (B.T @ B) if n_c <= n_r else (B @ B.T)
-    side = G.shape[0]
-    # B_1: L_0 = B_1B_1ᵀ is a sparse graph Laplacian; shift-invert beats a dense eigvalsh above ~1000 vertices.
-    if side <= dense_limit and not (is_b1 and n_r > 1000):
-        ev = la.eigvalsh(G.toarray())
-        pos = ev[ev > 1e-10 * max(1.0, ev[-1])]
-        return float(np.sqrt(pos[0])) if pos.size else 0.0
-    G = (B @ B.T).tocsr() if is_b1 else G.tocsr()
-    lmax = float(abs(G).sum(axis=1).max())  # Gershgorin bound: only sets the threshold
-    thr = 1e-10 * max(1.0, lmax)
-    if is_b1:
-        c, comp = connected_components(G, directed=False)
-        k = min(c + 1, G.shape[0] - 1)
-        if G.shape[0] > 3000:
-            return _fiedler_lobpcg(G, c, comp, thr)
-    else:
-        k = min(64, G.shape[0] - 1)
-    opinv = None
-    if G.shape[0] <= 3000:  # a dense Cholesky of G + 1e-8 I is cheaper than sparse LU fill on expander-like graphs
-        factor = la.cho_factor(G.toarray() + 1e-8 * np.eye(G.shape[0]))
-        opinv = LinearOperator(G.shape, matvec=lambda v: la.cho_solve(factor, v), dtype=np.float64)
-    ev = np.sort(eigsh(G, k=k, sigma=-1e-8, which="LM", OPinv=opinv, return_eigenvectors=False))
-    pos = ev[ev > thr]
-    if not pos.size:
-        warnings.warn("no positive singular value among the computed smallest ones; the coupling bound is set "
-                      "to 0.", UserWarning, stacklevel=3)
-        return 0.0
-    return float(np.sqrt(pos[0]))
-
-
-def _fiedler_from_inverse(L0, F, beta1, eps):
-    """√λ⁺_min(L_0) by shift-invert Lanczos reusing the dense F = (β_1 L_0 + εI)⁻¹ = (L_0 + (ε/β_1) I)⁻¹ / β_1."""
-    L0 = sp.csr_matrix(L0)
-    n = L0.shape[0]
-    c, _ = connected_components(L0, directed=False)
-    k = min(c + 1, n - 1)
-    thr = 1e-10 * max(1.0, float(abs(L0).sum(axis=1).max()))
-    opinv = LinearOperator(L0.shape, matvec=lambda v: beta1 * (F @ v), dtype=np.float64)
-    v0 = np.ones(n) + np.linspace(-0.5, 0.5, n)  # deterministic start, not orthogonal to any eigenvector class
-    ev = np.sort(eigsh(L0, k=k, sigma=-eps / beta1, which="LM", OPinv=opinv, v0=v0, return_eigenvectors=False))
-    pos = ev[ev > thr]
-    return float(np.sqrt(pos[0])) if pos.size else 0.0
-
-
-def _fiedler_lobpcg(L0, c, comp, thr):
-    """√λ⁺_min(L_0) by LOBPCG orthogonal to the c component indicators (no factorisation: LU fill of large
-    expander-like graphs is prohibitive). Jacobi-preconditioned, tol 1e-9."""
-    from scipy.sparse.linalg import lobpcg
-
-    n = L0.shape[0]
-    Y = np.zeros((n, c))
-    Y[np.arange(n), comp] = 1.0
-    Y /= np.sqrt(Y.sum(axis=0))
-    d = L0.diagonal().copy()
-    d[d <= 0] = 1.0
-    T = sp.diags(1.0 / d)
-    X = np.random.default_rng(0).standard_normal((n, 4))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        ev, _ = lobpcg(L0.astype(np.float64), X, M=T, Y=Y, largest=False, tol=1e-9, maxiter=2000)
-    ev = np.sort(ev)
-    pos = ev[ev > thr]
-    return float(np.sqrt(pos[0])) if pos.size else 0.0
-
-
-def coupling_bounds(boundaries, betas=None):
-    """PSD coupling bounds b_k = β_{k+1} σ⁺_min(B_{k+1}) (Thm 3.2: γ_k ≤ b_k keeps L⋆ ⪰ 0).
-
-    Parameters
-    ----------
-    boundaries : list of sparse matrices
-        ``[B_1, ..., B_K]``, ``B_k`` of shape (n_{k-1}, n_k).
-    betas : array-like of shape (K,), default=None
-        Positive weights of the boundaries (ones when None).
-
-    Returns
-    -------
-    bounds : ndarray of shape (K,)
-        ``bounds[k]`` bounds ``gammas[k]``; 0 where ``B_{k+1}`` has no positive singular value.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_frontier.topology import clique_complex, coupling_bounds
-    >>> coupling_bounds(clique_complex(np.ones((4, 4)), max_rank=3)).round(6).tolist()  # sqrt(4) at every rank
-    [2.0, 2.0, 2.0]
-    """
-    Bs = _check_boundaries(boundaries)
-    K = len(Bs)
-    betas = np.ones(K) if betas is None else _weights(betas, K, "betas", positive=True)
-    return np.array([betas[k] * _sigma_min_positive(Bs[k], is_b1=(k == 0)) for k in range(K)])
-
 
 def _resolve(Bs, betas, gammas, coupling, *, bounds_needed=None):
     K = len(Bs)
@@ -528,10 +411,15 @@ class CollapsedOperator(LinearOperator):
 
 
 def _collapse(boundaries, betas=None, gammas=None, coupling=0.5, eps=1e-3, solver="dense", rtol=1e-10, *,
-              fast_path=True, maxiter=None):
-    """Build S_ε and return it with everything the estimators report (a dict)."""
+              fast_path=True, maxiter=None, coupling_bound="graded", sparse_chain=False):
+    """Build S_ε and return it with everything the estimators report (a dict).
+
+    ``sparse_chain``: on the dense chain fast path above 1000 vertices, return S_ε matrix-free with its exact
+    diagonal (:class:`~._selinv.ChainSelinvOperator`, no dense inverse) instead of the dense array."""
     Bs = _check_boundaries(boundaries)
     K = len(Bs)
+    if coupling_bound not in ("graded", "schur"):
+        raise ValueError(f"coupling_bound must be 'graded' or 'schur', got {coupling_bound!r}.")
     if solver not in ("dense", "cg", "auto"):
         raise ValueError(f"solver must be 'dense', 'cg' or 'auto', got {solver!r}.")
     if not (np.isscalar(eps) and np.isfinite(eps) and eps > 0):
@@ -546,7 +434,12 @@ def _collapse(boundaries, betas=None, gammas=None, coupling=0.5, eps=1e-3, solve
     # dense chain path: F = (β_1 L_0 + εI)⁻¹ does not depend on γ, so it is computed once and also drives the
     # shift-invert Lanczos for b_0 (instead of a second factorisation)
     F = None
-    if fast_path and chain and solver_ == "dense" and n0 > 1000 and Bs[0].shape[1]:
+    factor = None
+    if fast_path and chain and solver_ == "dense" and n0 > 1000 and Bs[0].shape[1] and sparse_chain:
+        from ._selinv import ChainFactor
+
+        factor = ChainFactor(Bs[0] @ Bs[0].T, betas[0], eps)
+    elif fast_path and chain and solver_ == "dense" and n0 > 1000 and Bs[0].shape[1]:
         L0d = (Bs[0] @ Bs[0].T).toarray()
         G = betas[0] * L0d
         G.flat[:: n0 + 1] += eps
@@ -558,27 +451,35 @@ def _collapse(boundaries, betas=None, gammas=None, coupling=0.5, eps=1e-3, solve
         side = min(Bs[k].shape)
         if k == 1 and blocks is not None:
             bounds[k] = betas[k] * np.sqrt(blocks[1])
-        elif k == 0 and F is not None:
-            bounds[k] = betas[k] * _fiedler_from_inverse(Bs[0] @ Bs[0].T, F, betas[0], eps)
+        elif k == 0 and (F is not None or factor is not None):
+            bounds[k] = betas[k] * _fiedler_from_inverse(Bs[0] @ Bs[0].T, F if F is not None else factor.solve,
+                                                         betas[0], eps)
         # on the chain fast path S does not depend on γ_{k≥1}: compute b_{k≥1} only when it is cheap
         elif k == 0 or not (fast_path and chain) or side <= _FAST_PATH_GRAM:
             bounds[k] = betas[k] * _sigma_min_positive(Bs[k], is_b1=(k == 0))
+    # the admissible range of S_ε (0 ⪯ S_ε ⪯ A) is the ε-widened "schur" bound; coupling scales either bound
+    admissible = extend_bounds(bounds, betas, eps)
     if gammas_given is None:
-        gammas_ = coupling * bounds
+        gammas_ = coupling * (admissible if coupling_bound == "schur" else bounds)
     else:
         gammas_ = gammas_given.copy()
-        over = np.flatnonzero(np.nan_to_num(gammas_ - bounds * (1 + 1e-9), nan=-1.0) > 0)
+        over = np.flatnonzero(np.nan_to_num(gammas_ - admissible * (1 + 1e-9), nan=-1.0) > 0)
         if over.size:
             k = int(over[0])
-            raise ValueError(f"gammas[{k}]={gammas_[k]:.6g} exceeds the PSD bound b_{k} = β_{k + 1} σ⁺_min(B_{k + 1})"
-                             f" = {bounds[k]:.6g} (Thm 3.2).")
+            raise ValueError(f"gammas[{k}]={gammas_[k]:.6g} exceeds the PSD bound of S_ε, √(b_{k}² + ε β_{k + 1}) = "
+                             f"{admissible[k]:.6g} (b_{k} = β_{k + 1} σ⁺_min(B_{k + 1}) = {bounds[k]:.6g}, Thm 3.2).")
     if gammas_given is None and coupling > 1 + 1e-12:
         raise ValueError(f"coupling must be in [0, 1] (the PSD bound), got {coupling}.")
     use_fast = fast_path and (chain or gammas_[0] == 0)
     chain_part = None
     g_eff = np.nan_to_num(gammas_, nan=0.0)
     if solver_ == "dense":
-        if use_fast:
+        if use_fast and factor is not None:
+            from ._selinv import ChainSelinvOperator
+
+            S = ChainSelinvOperator(Bs[0] @ Bs[0].T, betas[0], g_eff[0], eps, factor)
+            route = "chain-selinv"
+        elif use_fast:
             S = chain_operator(L0d if F is not None else (Bs[0] @ Bs[0].T), betas[0], g_eff[0], eps, F=F,
                                overwrite_F=True)
             route = "chain"
@@ -600,12 +501,13 @@ def _collapse(boundaries, betas=None, gammas=None, coupling=0.5, eps=1e-3, solve
                               g_eff if not use_fast else g_eff[:1], eps, rtol=rtol, maxiter=maxiter,
                               reduced=use_fast, structured=structured)
         route = "cg-chain" if use_fast else ("cg-cellwise" if structured else "cg")
-    return dict(operator=S, boundaries=Bs, betas=betas, gammas=gammas_, bounds=bounds, chain_defect=defect,
+    return dict(operator=S, boundaries=Bs, betas=betas, gammas=gammas_,
+                bounds=admissible if coupling_bound == "schur" else bounds, chain_defect=defect,
                 fast_path=bool(use_fast), route=route, solver=solver_, eps=float(eps), chain_part=chain_part)
 
 
 def collapsed_operator(boundaries, betas=None, gammas=None, coupling=0.5, eps=1e-3, solver="dense", rtol=1e-10, *,
-                       fast_path=True, maxiter=None):
+                       fast_path=True, maxiter=None, coupling_bound="graded"):
     """The collapsed operator S_ε = A − X(C + εI)⁻¹Xᵀ of a complex on its vertices (spec §2.4).
 
     Parameters
@@ -615,8 +517,9 @@ def collapsed_operator(boundaries, betas=None, gammas=None, coupling=0.5, eps=1e
     betas : array-like of shape (K,), default=None
         Positive weights, ``betas[i]`` weights ``boundaries[i]`` (ones when None).
     gammas : array-like of shape (K,), default=None
-        Couplings, ``gammas[i]`` couples ranks i and i+1 through ``boundaries[i]``; each must satisfy the PSD
-        bound ``gammas[k] <= coupling_bounds(...)[k]`` (ValueError otherwise). None: ``coupling * bounds``.
+        Couplings, ``gammas[i]`` couples ranks i and i+1 through ``boundaries[i]``; each must lie in the
+        admissible range of S_ε, ``gammas[k] <= coupling_bounds(..., eps=eps)[k]`` (ValueError otherwise).
+        None: ``coupling`` times the bound chosen by ``coupling_bound``.
     coupling : float in [0, 1], default=0.5
         Relative coupling used when ``gammas`` is None.
     eps : float > 0, default=1e-3
@@ -633,6 +536,11 @@ def collapsed_operator(boundaries, betas=None, gammas=None, coupling=0.5, eps=1e
         C-system (sparse LU / Algorithm 1 on C): the reference.
     maxiter : int, default=None
         PCG iteration cap per solve (cg only), 10·N when None.
+    coupling_bound : {"graded", "schur"}, default="graded"
+        What ``coupling`` is relative to: ``"graded"`` γ_k = coupling·b_k (Thm 3.2, L⋆ ⪰ 0); ``"schur"``
+        γ_k = coupling·√(b_k² + ε β_{k+1}), the whole range on which 0 ⪯ S_ε ⪯ β_1 L_0 (exact for chain
+        complexes, where at coupling=1 S_ε = β_1² L_0(L_0 − λ_2 I)(β_1 L_0 + εI)⁻¹ ≈ β_1²(L_0² − λ_2 L_0)/ε
+        once ε ≫ β_1 λ_max(L_0); see :func:`coupling_bounds`).
 
     Returns
     -------
@@ -648,4 +556,4 @@ def collapsed_operator(boundaries, betas=None, gammas=None, coupling=0.5, eps=1e
     [0.0, 3.75025, 3.75025, 3.75025, 3.75025]
     """
     return _collapse(boundaries, betas, gammas, coupling, eps, solver, rtol, fast_path=fast_path,
-                     maxiter=maxiter)["operator"]
+                     maxiter=maxiter, coupling_bound=coupling_bound)["operator"]

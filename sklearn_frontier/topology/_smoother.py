@@ -24,8 +24,22 @@ class CEOSmoother(_CEOMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimat
     ----------
     tau : float >= 0, default=1.0
         Filter strength (0 = identity).
-    affinity, n_neighbors, max_rank, incidence, coupling, gammas, betas, eps, solver, fast_path, rtol, max_cells : \
-see CEOSpectralClustering
+    affinity, n_neighbors, max_rank, incidence : see CEOSpectralClustering
+        As in :class:`CEOSpectralClustering`.
+    coupling : float in [0, 1], default=1.0
+        Relative coupling (see ``coupling_bound``).
+    coupling_bound : {"graded", "schur"}, default="schur"
+        As in :class:`CEOSpectralClustering`. The defaults (coupling 1 of the "schur" bound, ε = 100) follow the
+        range measurement of issue 20 (``python -m benchmarks ceo``): the top of the admissible range with a large
+        ε is where S_ε smooths best (MSE ≈ 0.68–0.70 of L_0 Tikhonov on the G5 graphs). On chain complexes it
+        is then S_ε = L_0(L_0 − λ_2 I)(L_0 + εI)⁻¹ ≈ (L_0² − λ_2 L_0)/ε, so it performs like the biharmonic
+        filter (I + τ'L_0²)⁻¹ — the gain is that spectral map, not the higher cells. τ scales like ε: tune it
+        (``score`` is a GCV criterion).
+    gammas, betas : see CEOSpectralClustering
+        As in :class:`CEOSpectralClustering`.
+    eps : float > 0, default=100.0
+        Regularisation ε of S_ε.
+    solver, fast_path, rtol, max_cells : see CEOSpectralClustering
         As in :class:`CEOSpectralClustering`.
 
     Attributes
@@ -60,7 +74,8 @@ fast_path_, degeneracy_, sandwich_gap_, sandwich_bound_, n_cg_iter_ :
     }
 
     def __init__(self, tau=1.0, *, affinity="nearest_neighbors", n_neighbors=10, max_rank=2, incidence="signed",
-                 coupling=0.5, gammas=None, betas=None, eps=1e-3, solver="auto", fast_path=True, rtol=1e-10,
+                 coupling=1.0, coupling_bound="schur", gammas=None, betas=None, eps=100.0, solver="auto",
+                 fast_path=True, rtol=1e-10,
                  max_cells=2_000_000):
         self.tau = tau
         self.affinity = affinity
@@ -68,6 +83,7 @@ fast_path_, degeneracy_, sandwich_gap_, sandwich_bound_, n_cg_iter_ :
         self.max_rank = max_rank
         self.incidence = incidence
         self.coupling = coupling
+        self.coupling_bound = coupling_bound
         self.gammas = gammas
         self.betas = betas
         self.eps = eps

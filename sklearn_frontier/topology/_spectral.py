@@ -98,7 +98,8 @@ def fit_operator(est, graph, cells):
             raise ValueError(f"{name} must have length K={K} (one per boundary matrix of this complex), got "
                              f"{np.size(value)}.")
     res = _collapse(Bs, est.betas, est.gammas, est.coupling, est.eps, est.solver, est.rtol,
-                    fast_path=est.fast_path)
+                    fast_path=est.fast_path, coupling_bound=est.coupling_bound,
+                    sparse_chain=getattr(est, "_sparse_chain", False) and est.solver == "auto")
     est.affinity_matrix_ = graph
     est.boundaries_ = res["boundaries"]
     est.n_cells_ = np.array([n] + [B.shape[1] for B in Bs], dtype=np.int64)
@@ -120,7 +121,7 @@ def fit_operator(est, graph, cells):
     top_chain_gap = g0 ** 2 * lmax / (b1 * lmax + eps)
     if res["fast_path"]:
         est.degeneracy_ = 0.0
-        est.sandwich_gap_ = top_chain_gap if dense else np.nan
+        est.sandwich_gap_ = top_chain_gap if (dense or hasattr(est.operator_, "diagonal_")) else np.nan
     elif dense:
         S = est.operator_
         f = res["chain_part"] if res["chain_part"] is not None else chain_operator(L0, b1, g0, eps)
@@ -159,12 +160,13 @@ def normalised_eigenpairs(est, n_eig, random_state):
     dense = isinstance(S, np.ndarray)
     norm = est.normalize
     if norm is True:
-        norm = "diag" if dense else "degree"
-    if norm == "diag" and not dense:
+        norm = "diag" if (dense or getattr(S, "diagonal_", None) is not None) else "degree"
+    exact_diag = getattr(S, "diagonal_", None)  # the matrix-free chain operator knows its diagonal exactly
+    if norm == "diag" and not dense and exact_diag is None:
         raise ValueError("normalize='diag' needs the dense operator (diag(S_ε) is not available matrix-free); "
                          "use normalize='degree' or True.")
     if norm == "diag":
-        d = np.diag(S).copy()
+        d = np.diag(S).copy() if dense else np.array(exact_diag, dtype=np.float64)
     elif norm == "degree":
         B1 = est.boundaries_[0]  # diag(A) = β_1 diag(B_1B_1ᵀ): degrees in rank 1 (edges ∪ in-cell pairs)
         d = est.betas_[0] * np.asarray(B1.multiply(B1).sum(axis=1)).ravel()

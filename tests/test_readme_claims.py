@@ -1,0 +1,165 @@
+"""Every numeric claim in README.md traces to a row of the committed benchmark tables.
+
+The README's measured numbers live in generated spans (the headline table between the
+``benchmark-headlines`` markers and the ``<!-- claim:ID -->`` spans), written by ``python -m benchmarks report``
+together with ``benchmarks/results/CLAIMS.json``, which keeps each claim as pieces: prose (no digits), strings
+taken from the tables, links, and numbers with their sources. This test reads the tables itself and checks
+every number against the cell (or the ratio of two cells, or the count of cases) it names, that the spans are
+what the report generates from the tables on disk now (claims generated, not typed), and that no number is
+typed into the README outside the spans.
+"""
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+CLAIMS = ROOT / "benchmarks" / "results" / "CLAIMS.json"
+START, END = "<!-- benchmark-headlines:start -->", "<!-- benchmark-headlines:end -->"
+SPAN = re.compile(r"<!-- claim:(?P<id>[\w-]+) -->(?P<text>.*?)<!-- /claim:(?P=id) -->", re.DOTALL)
+NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+# Phrases with digits the README may carry outside the generated spans: versions, formats and names, none of
+# them a measurement. Anything else with a digit outside the spans fails the last test.
+NOT_MEASUREMENTS = ("Python ≥ 3.11", "2SLS", "4-bit", "2-core", "BSD-3-Clause")
+
+if not README.exists() or not CLAIMS.exists():
+    pytest.skip("README.md or benchmarks/results/CLAIMS.json missing", allow_module_level=True)
+
+
+def _readme():
+    return README.read_text()
+
+
+def _records():
+    return {r["id"]: r for r in json.loads(CLAIMS.read_text())}
+
+
+def _spans(text):
+    spans = {m["id"]: m["text"] for m in SPAN.finditer(text)}
+    if START in text and END in text:
+        spans["headlines"] = text.split(START, 1)[1].split(END, 1)[0].strip("\n")
+    return spans
+
+
+_TABLES = {}
+
+
+def _table(file):
+    if file not in _TABLES:
+        _TABLES[file] = json.loads((ROOT / file).read_text())
+    return _TABLES[file]
+
+
+def _cell(source):
+    rows = _table(source["file"])["rows"]
+    value = rows[source["row"]][source["column"]]
+    if isinstance(value, bool):
+        raise AssertionError(f"{source}: a boolean, not a number")
+    if isinstance(value, (int, float)):
+        return float(value)
+    return float(str(value).split()[0])  # "0.107 ± 0.006" -> its mean
+
+
+def _agrees(token, value):
+    """``token`` is ``value`` rounded at the token's last digit (three significant digits or whole numbers)."""
+    written = float(token)
+    if written == value:
+        return True
+    mantissa = token.split("e")[0]
+    decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
+    scale = 10 ** int(token.split("e")[1]) if "e" in token else 1
+    return abs(written - value) <= 0.5 * 10 ** -decimals * scale * (1 + 1e-9)
+
+
+def _all_strings():
+    """Every string cell, column name and result name of the committed tables."""
+    out = set()
+    for path in (ROOT / "benchmarks" / "results").rglob("*.json"):
+        if path.name.endswith(".partial.json") or path.name.startswith("_") or path == CLAIMS:
+            continue
+        payload = json.loads(path.read_text())
+        if not isinstance(payload, dict):
+            continue
+        out |= {path.stem, str(payload.get("name", ""))}
+        for row in payload.get("rows") or []:
+            for key, value in row.items():
+                out.add(str(key))
+                if isinstance(value, str):
+                    out.add(value.replace("|", "/"))
+    return out
+
+
+def test_every_claim_span_is_recorded_with_its_sources():
+    spans, records = _spans(_readme()), _records()
+    assert "headlines" in spans and len(spans) > 1, "the README has no generated claims"
+    for claim_id, text in spans.items():
+        assert claim_id in records, f"claim {claim_id!r} in README.md but not in CLAIMS.json"
+        record = records[claim_id]
+        assert record["text"] == text, f"claim {claim_id!r}: README.md differs from CLAIMS.json (rerun the report)"
+        rendered = "".join(p["num"] + p["unit"] if "num" in p else f"[{p['label']}]({p['link']})" if "link" in p
+                           else p.get("say", p.get("label")) for p in record["parts"])
+        assert rendered == text
+
+
+def test_every_number_in_a_claim_traces_to_a_results_row():
+    strings = _all_strings()
+    n_numbers = 0
+    for claim_id, record in _records().items():
+        for part in record["parts"]:
+            if "say" in part:
+                assert not re.search(r"\d", part["say"]), f"{claim_id}: a number typed as prose: {part['say']!r}"
+            elif "num" in part:
+                n_numbers += 1
+                token, sources = part["num"], part["sources"]
+                assert not re.search(r"\d", part["unit"])
+                assert sources or (part["kind"] == "count" and token == "0"), f"{claim_id}: {token} has no source"
+                if part["kind"] == "cell":
+                    assert len(sources) == 1
+                    value = _cell(sources[0])
+                elif part["kind"] == "ratio":
+                    assert len(sources) == 2
+                    value = _cell(sources[0]) / _cell(sources[1])
+                else:
+                    assert part["kind"] == "count", part
+                    for source in sources:
+                        assert math.isfinite(_cell(source))  # each counted case is a row with a number
+                    assert len({json.dumps(s, sort_keys=True) for s in sources}) == len(sources)
+                    value = float(len(sources))
+                assert _agrees(token, value), f"{claim_id}: {token} does not match {sources} ({value!r})"
+            else:
+                label = part["label"]
+                if "link" in part:
+                    assert (ROOT / part["link"]).exists(), f"{claim_id}: broken link {part['link']}"
+                assert label in strings, f"{claim_id}: {label!r} is not a string of the results tables"
+    assert n_numbers > 20
+
+
+def test_readme_claims_are_what_the_report_generates_from_the_tables_now():
+    pytest.importorskip("matplotlib")
+    from benchmarks import all as report
+
+    results = report._candidates()
+    table, _ = report.headline_table(results)
+    spans = _spans(_readme())
+    assert spans["headlines"] == table, "README headline table is stale: run `python -m benchmarks report`"
+    for claim_id, claim in report.build_claims(results).items():
+        if claim_id in spans:
+            assert spans[claim_id] == claim.text, f"claim {claim_id!r} is stale: run `python -m benchmarks report`"
+
+
+def test_no_number_is_typed_into_the_readme_outside_the_generated_spans():
+    text = _readme()
+    head, rest = text.split(START, 1)
+    text = head + rest.split(END, 1)[1]
+    text = SPAN.sub("", text)
+    text = re.sub(r"```.*?```", "", text, flags=re.DOTALL)  # code blocks
+    text = re.sub(r"`[^`]*`", "", text)  # inline code: names, commands, pins
+    text = re.sub(r"\]\([^)]*\)", "]", text)  # link targets
+    for phrase in NOT_MEASUREMENTS:
+        text = text.replace(phrase, "")
+    stray = [text[max(0, m.start() - 30):m.end() + 10] for m in NUMBER.finditer(text)]
+    assert not stray, f"numbers typed into README.md outside the generated spans: {stray}"
