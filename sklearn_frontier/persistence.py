@@ -22,6 +22,13 @@ THIRD_PARTY_TYPES = (
     "scipy.sparse._csr.csr_matrix",
     "sklearn.metrics._dist_metrics.EuclideanDistance64",
     "sklearn.neighbors._kd_tree.KDTree",
+    # the fitted Gaussian-process kernels of the LOT path surrogate: plain hyper-parameter holders
+    "sklearn.gaussian_process.kernels.ConstantKernel",
+    "sklearn.gaussian_process.kernels.Matern",
+    "sklearn.gaussian_process.kernels.Product",
+    "sklearn.gaussian_process.kernels.RBF",
+    "sklearn.gaussian_process.kernels.Sum",
+    "sklearn.gaussian_process.kernels.WhiteKernel",
 )
 
 # Project types that fitted estimators hold besides their own class (a private helper object stored

@@ -98,7 +98,7 @@ def window_mean_basis(U, d):
 
 def run_steps(Z, y, B, *, k, kernel, ridge, eta0, learning_rate, decay_steps, retraction, batches, t0=0,
               refresh="auto", refresh_tol=0.05, tol=None, window=20, average=True, memo=True, verbose=0,
-              desc="SMAVE"):
+              desc="SMAVE", total=None):
     """Riemannian stochastic gradient ascent from ``B`` over the anchor batches ``batches`` (an iterable).
 
     The stopping rule (``tol`` a float): after every ``window`` steps, the window's iterates are summarised by
@@ -120,7 +120,7 @@ def run_steps(Z, y, B, *, k, kernel, ridge, eta0, learning_rate, decay_steps, re
     n_failed = 0
     converged = False
     current, previous, last_full = [], None, None
-    bar = progress_bar(batches, desc=desc, verbose=verbose, unit="step")
+    bar = progress_bar(batches, total=total, desc=desc, verbose=verbose, unit="step")  # total: the step budget
     t = t0
     for anchors in bar:
         P = Z @ B

@@ -260,11 +260,12 @@ class SMAVE(_BaseSDR):
             return qr_retraction(rng.standard_normal((p, d)))
         return self._check_init_array(self.init, p, d)
 
-    def _steps(self, Z, y, B, k, m, batches, t0, tol):
+    def _steps(self, Z, y, B, k, m, batches, t0, tol, total=None):
         return run_steps(Z, y, B, k=k, kernel=self.kernel, ridge=self.ridge, eta0=self.eta0,
                          learning_rate=self.learning_rate, decay_steps=self.decay_steps, retraction=self.retraction,
                          batches=batches, t0=t0, refresh=self.refresh_neighbors, refresh_tol=self.refresh_tol,
-                         tol=tol, window=self.n_iter_no_change, average=self.average, verbose=self.verbose)
+                         tol=tol, window=self.n_iter_no_change, average=self.average, verbose=self.verbose,
+                         total=total)
 
     def _evaluate(self, Z, y, B, k, rng):
         n = Z.shape[0]
@@ -311,7 +312,8 @@ class SMAVE(_BaseSDR):
             start = B0
             if restart > 0 and isinstance(self.init, str) and self.init == "random":
                 start = qr_retraction(rng.standard_normal((p, d)))
-            run = self._steps(Z, yt, start, k, m, random_batches(rng, n, m, self.max_iter), 0, self.tol)
+            run = self._steps(Z, yt, start, k, m, random_batches(rng, n, m, self.max_iter), 0, self.tol,
+                             total=self.max_iter)
             loss, theta, ok = self._evaluate(Z, yt, run["B"], k, rng)
             if best is None or loss < best["loss"]:
                 best = {**run, "loss": loss, "theta": theta, "ok": ok}

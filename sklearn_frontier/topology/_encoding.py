@@ -52,7 +52,7 @@ def canonical_eigenbasis(eigenvalues, eigenvectors, *, rtol=1e-6):
     >>> import numpy as np
     >>> from sklearn_frontier.topology import canonical_eigenbasis
     >>> V = np.array([[0.6, 0.8], [-0.8, 0.6]])  # any rotation of the 2-d eigenspace of the identity
-    >>> canonical_eigenbasis([1.0, 1.0], V).round(12).tolist()
+    >>> (canonical_eigenbasis([1.0, 1.0], V).round(12) + 0.0).tolist()  # + 0.0: no negative zeros
     [[1.0, 0.0], [0.0, 1.0]]
     """
     mu = np.asarray(eigenvalues, dtype=np.float64).ravel()

@@ -113,6 +113,9 @@ class LOTActiveExperimenter(MetaEstimatorMixin, RegressorMixin, BaseEstimator):
     array([0.5])
     """
 
+    # the fitted GP state is a project type that skops dumps hold (see sklearn_frontier.persistence)
+    _skops_nested_types = ("sklearn_frontier.transport._path._GPState",)
+
     _parameter_constraints = {
         "strategy": [StrOptions(set(STRATEGIES))],
         "candidates": ["array-like", None],

@@ -157,6 +157,9 @@ class WassersteinPathRegressor(RegressorMixin, BaseEstimator):
     True
     """
 
+    # the fitted GP state is a project type that skops dumps hold (see sklearn_frontier.persistence)
+    _skops_nested_types = ("sklearn_frontier.transport._path._GPState",)
+
     _parameter_constraints = {
         "embedding": [HasMethods(["fit", "transform", "inverse_transform"]), None],
         "kernel": [StrOptions({"matern52", "rbf"}), Kernel, None],
