@@ -131,9 +131,16 @@ def _innermost(exc):
     return frames[-1] if frames else None
 
 
+_REPO = Path(__file__).resolve().parents[1].as_posix() + "/"
+
+
 def _module_of(frame):
-    path = Path(frame.filename).as_posix()
-    for marker in ("/site-packages/", "/work/main/", "/lib/python3"):
+    path = Path(frame.filename).resolve().as_posix()
+    if path.startswith(_REPO):  # this checkout, wherever it is cloned (kernels/ installs as sklearn_frontier.kernels)
+        path = path[len(_REPO):]
+        if path.startswith("kernels/"):
+            path = "sklearn_frontier/" + path
+    for marker in ("/site-packages/", "/lib/python3"):
         if marker in path:
             path = path.split(marker, 1)[1]
     return path.removesuffix(".py").replace("/", ".")
