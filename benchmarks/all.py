@@ -59,6 +59,7 @@ METHOD_OF = {"smave": "sdr", "sdr": "sdr", "prbast": "spanning_trees", "bast": "
              "iv": "iv", "ceo": "topology", "topology": "topology", "ma3s": "annotation", "annotation": "annotation",
              "twinquant": "quantization", "wush": "quantization", "quantization": "quantization",
              "transport": "transport", "lot": "transport",
+             "minilm": "quantization", "skorch": "(ecosystem)",
              "scaleout": "(ecosystem)", "kernels": "(kernels)"}
 
 
@@ -827,7 +828,13 @@ def _claim_twinquant(c, results):
             _from(c, a)
     k = pick("twinquant_kernel", results)
     if k is not None:
-        gpu = [row for row in _rows(k) if row.get("backend") not in (None, "numba")]
+        if headline_args(k) is not None:  # quantized inference: MiniLM encode latency vs fp32, same run
+            c.say("; quantized inference: ")
+            pair_claim(c, k, headline_args(k))
+            _from(c, k)
+        gpu = [row for row in _rows(k) if row.get("section", row.get("backend")) not in (None, "numba", "layer",
+                                                                                         "minilm")
+               and _is_number(row.get("ms", row.get("fused_ms")))]
         c.say("; fused kernel: " + ("GPU rows in " if gpu else "no GPU timing yet (CPU rows only) in "))
         c.label(k["name"])
 

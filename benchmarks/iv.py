@@ -168,11 +168,17 @@ def _decoded_effect_error(reg, X, truth, eps=1e-3):
 
 def _autoencoder_cell(seeds, n=2000, p=40, max_epochs=20):
     """Phase 2 on G1: IRAE and the plain-autoencoder ablation (reconstruction only) vs linear IG."""
+    from skorch.callbacks import LRScheduler
+    from torch.optim.lr_scheduler import CosineAnnealingLR
+
     from sklearn_frontier.iv import InstrumentGuidedRepresentation
 
     plain = {key: 0.0 for key in ("first_stage", "hsic_residual_instrument", "hsic_confounder_instrument",
                                   "hsic_confounder_residual", "scale")}
-    variants = {"irae": (None, 1e-3), "irae(lr=1e-4)": (None, 1e-4), "plain_autoencoder": (plain, 1e-3)}
+    # irae(cosine): the default rate annealed to 0 over the epochs by a skorch LRScheduler callback
+    cosine = {"callbacks": [LRScheduler(policy=CosineAnnealingLR, T_max=max_epochs)]}
+    variants = {"irae": (None, 1e-3, {}), "irae(lr=1e-4)": (None, 1e-4, {}), "irae(cosine)": (None, 1e-3, cosine),
+                "plain_autoencoder": (plain, 1e-3, {})}
     per = {label: [] for label in ("instrument_guided", *variants)}
     times = {label: [] for label in per}
     for seed in seeds:
@@ -181,9 +187,9 @@ def _autoencoder_cell(seeds, n=2000, p=40, max_epochs=20):
         lin = InstrumentGuidedIVRegressor().fit(X, y, Z=Z)
         times["instrument_guided"].append(time.perf_counter() - start)
         per["instrument_guided"].append(_decoded_effect_error(lin, X, truth))
-        for label, (lambdas, lr) in variants.items():
+        for label, (lambdas, lr, extra) in variants.items():
             rep = InstrumentGuidedRepresentation(method="autoencoder", hidden_layer_sizes=(32,), max_epochs=max_epochs,
-                                                 lambdas=lambdas, lr=lr, random_state=seed)
+                                                 lambdas=lambdas, lr=lr, random_state=seed, **extra)
             start = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", WeakInstrumentWarning)

@@ -214,9 +214,15 @@ Other guarantees, each with its test:
   :class:`sklearn_frontier.exceptions.StateFileError` (a ``ValueError``) naming the file and the failed check;
   writes are atomic (temp file, fsync, rename), so a writer killed by ``SIGKILL`` leaves the last good state;
   :func:`sklearn_frontier.annotation.run_annotation_loop` killed by ``SIGKILL`` resumes from its last
-  checkpoint to the same result as an uninterrupted run (``tests/test_reliability_state.py``). The MCMC of
-  the spanning-tree regressors continues with ``warm_start=True`` but writes no checkpoint of its own
-  (pickle or skops the fitted estimator between calls); ``quantize_model`` has no checkpoint.
+  checkpoint to the same result as an uninterrupted run (``tests/test_reliability_state.py``). ``BASTRegressor`` /
+  ``PRBASTRegressor`` with ``checkpoint=path`` write their MCMC state atomically every ``checkpoint_every``
+  sweeps and at a ``SIGINT``; killed by ``SIGKILL`` or interrupted by ``SIGINT`` and fitted again, they resume
+  to bit for bit the uninterrupted fit, and refuse a damaged or foreign checkpoint naming the file
+  (``tests/test_checkpoints.py``; see :doc:`checkpoints`). ``quantize_model(..., checkpoint=folder)`` writes each
+  quantized layer atomically as it is done; a rerun with the same arguments loads those layers and quantizes
+  the rest, ending with the same model bit for bit as an uninterrupted run after a ``SIGKILL``; a damaged
+  layer file, or one written for other arguments or weights, raises a ``ValueError`` naming it
+  (``tests/test_quantization_checkpoint.py``).
 
 Cases
 -----

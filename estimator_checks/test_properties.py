@@ -15,14 +15,8 @@ IDS = [e.name for e in ENTRIES]
 OK = ("fits", "ValueError", "TypeError")
 
 # (estimator, case) -> reason. Strict: a listed pair that starts passing fails the run (remove it then).
-_QUANT = "quantization (issue 18, quantizer rows; owned by sklearn_frontier/quantization/): "
-EXPECTED_FAILURES = {
-    ("RTNQuantizer", "magnitude_1e150"): _QUANT + "transform returns inf/NaN for 1e150 weights",
-    ("WUSHQuantizer", "magnitude_1e150"): _QUANT + "transform returns inf/NaN for 1e150 weights",
-    ("SVDQuantizer", "magnitude_1e-150"): _QUANT + "LinAlgError: SVD did not converge on 1e-150 weights",
-    ("TwinQuant", "magnitude_1e-150"): _QUANT + "LinAlgError: SVD did not converge on 1e-150 weights",
-    ("WUSHQuantizer", "magnitude_1e-150"): _QUANT + "LinAlgError: SVD did not converge on 1e-150 weights",
-}
+# (The quantizer rows of issue 18 are fixed: weights outside the representable range get a clear ValueError.)
+EXPECTED_FAILURES = {}
 
 
 @pytest.fixture(scope="module")

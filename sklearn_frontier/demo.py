@@ -10,7 +10,7 @@ import argparse
 import sys
 import time
 
-from sklearn_frontier._registry import all_demos
+from sklearn_frontier._registry import all_demos, all_estimators
 from sklearn_frontier.utils._progress import progress_bar
 
 COLUMNS = ("estimator", "task", "metric", "score", "baseline", "baseline_score", "fit_time")
@@ -66,6 +66,34 @@ def run_demo(methods=None, random_state=0, verbose=1):
     return rows
 
 
+def missing_from_demo(rows):
+    """Registered estimators that no demo row names (as its estimator or its baseline), per method family.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of :func:`run_demo`.
+
+    Returns
+    -------
+    missing : dict of str to list of str
+        ``{family: [class names]}`` for the families present in ``rows`` (a family's rows may come from
+        several demos, e.g. ``quantization`` and ``quantization_minilm``); empty when every one is shown.
+    """
+    shown = " ".join(f"{r.get('estimator', '')} {r.get('baseline', '')}" for r in rows)
+    entries = all_estimators()
+    known = {e.method for e in entries}
+    families = set()
+    for r in rows:  # a demo named "family" or "family_something"
+        method = str(r.get("method", ""))
+        families.add(method if method in known else next((k for k in known if method.startswith(k + "_")), method))
+    missing = {}
+    for entry in entries:
+        if entry.method in families and entry.name not in shown:
+            missing.setdefault(entry.method, []).append(entry.name)
+    return missing
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="sklearn-frontier demo", description=__doc__.splitlines()[0])
     parser.add_argument("methods", nargs="*", help="method families to run (default: all)")
@@ -74,6 +102,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     rows = run_demo(args.methods or None, random_state=args.random_state, verbose=0 if args.quiet else 1)
     print(format_table(rows))
+    for family, names in missing_from_demo(rows).items():
+        print(f"not in the {family} demo: {', '.join(names)}")
     return 0
 
 

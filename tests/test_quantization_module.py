@@ -17,6 +17,9 @@ from sklearn_frontier.quantization import (  # noqa: E402
     quantize_model,
 )
 from sklearn_frontier.quantization._riemannian import RiemannianAdam  # noqa: E402
+from sklearn_frontier.kernels._dispatch import available_backends  # noqa: E402
+from sklearn_frontier.kernels.quantization import torch_int4_fits  # noqa: E402
+from sklearn_frontier.quantization._linear import cpu_max_rows  # noqa: E402
 from sklearn_frontier.utils._manifolds import cayley_retraction, qr_retraction, stiefel_project  # noqa: E402
 
 
@@ -43,11 +46,23 @@ def test_module_dequantize_and_forward(est, layer_data):
     assert mod.memory_bits() == pytest.approx(est.bits_per_weight_ * W.size, abs=1e-6)
     x = torch.randn(2, 5, W.shape[1])
     expected = x @ torch.from_numpy(W_hat).T + bias
-    for backend in ("reference", "numba", "triton"):
+    triton_ok = (mod.transform != "block" and mod.fmt.weight_format == "int"
+                 and "triton" in available_backends("dual_matmul"))
+    paths = {"reference": "reference", "numba": "numba_lut4", "triton": "triton" if triton_ok else "reference"}
+    for backend, path in paths.items():
         with sklearn_frontier.config_context(backend=backend):
             y = mod(x)
-        assert y.shape == (2, 5, W.shape[0])
+        assert y.shape == (2, 5, W.shape[0]) and mod.last_path_ == path
         torch.testing.assert_close(y, expected, rtol=1e-5, atol=1e-5 * float(expected.abs().max()))
+    # "auto": torch's int4 op where the format fits (bf16 activations and output: 2^-7 of |x| |W_hat|^T,
+    # see tests/test_quantization_int4.py for the derivation), else the numba LUT kernel (float32)
+    with sklearn_frontier.config_context(backend="auto"):
+        y = mod(x)
+    fits = torch_int4_fits(mod.fmt.weight_format, mod.fmt.n_bits, mod.fmt.group_size)
+    M, limit = 10, cpu_max_rows("torch_int4" if fits else "numba_lut4", *W.shape)  # the measured per-M rule
+    assert mod.last_path_ == (("torch_int4" if fits else "numba_lut4") if M <= limit else "dequantize")
+    bound = (2.0**-7 if fits and M <= limit else 1e-5) * (x.abs() @ torch.from_numpy(np.abs(W_hat)).T + bias.abs())
+    assert bool(((y - expected).abs() <= bound).all())
     restored = TwinQuantLinear(W.shape[1], W.shape[0], rank=mod.rank, fmt=mod.fmt, transform=mod.transform,
                                transform_block_size=mod.transform_block_size, bias=True)
     restored.load_state_dict(mod.state_dict())

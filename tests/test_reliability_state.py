@@ -17,9 +17,7 @@ from sklearn_frontier.annotation import (
     MA3SAnnotator,
     RandomAnnotator,
     RoundRobinAnnotator,
-    SimulatedCrowd,
     load_annotator,
-    run_annotation_loop,
 )
 from sklearn_frontier.annotation._persistence import atomic_savez, read_state_file
 from sklearn_frontier.exceptions import StateFileError
@@ -287,6 +285,58 @@ def test_annotation_loop_killed_by_sigkill_resumes_to_the_same_result(tmp_path, 
     assert not (tmp_path / "cut.npz.result.npy").exists()
     spent_at_kill = int(read_state_file(tmp_path / "cut.npz")["loop/spent"])
     assert 60 < spent_at_kill <= 130  # resumes from a checkpoint taken mid-loop, not from the start
+    assert run(tmp_path / "cut.npz", -1).returncode == 0
+    full = np.load(tmp_path / "full.npz.result.npy")
+    resumed = np.load(tmp_path / "cut.npz.result.npy")
+    np.testing.assert_array_equal(np.nan_to_num(full, nan=-1), np.nan_to_num(resumed, nan=-1))
+
+
+# ----------------------------------------------------------------------------- SIGINT of the loop
+_LOOP_SIGINT = textwrap.dedent("""
+    import os, signal, sys
+    import numpy as np
+    from sklearn_frontier.annotation import MA3SAnnotator, SimulatedCrowd, run_annotation_loop
+
+    ckpt, int_at = sys.argv[1], int(sys.argv[2])
+    rng = np.random.default_rng(4)
+    y = rng.integers(0, 2, 60)
+    X = rng.normal(size=(60, 2)) + 3 * y[:, None]
+
+    class InterruptedCrowd(SimulatedCrowd):  # a real SIGINT in the middle of a batch of crowd answers
+        calls = 0
+
+        def label(self, i, annotator=None):
+            InterruptedCrowd.calls += 1
+            if InterruptedCrowd.calls == int_at:
+                os.kill(os.getpid(), signal.SIGINT)
+            return super().label(i, annotator)
+
+    try:
+        hist = run_annotation_loop(MA3SAnnotator(n_neighbors=5, random_state=0), X,
+                                   InterruptedCrowd(y, n_workers=5, random_state=1), 200, batch_size=6, y_true=y,
+                                   eval_every=12, checkpoint=ckpt, checkpoint_every=4, resume=True)
+    except KeyboardInterrupt:
+        sys.exit(3)
+    np.save(ckpt + ".result.npy", np.r_[hist["n_labels"], hist["label_accuracy"],
+                                        hist["annotation_matrix"].ravel()])
+""")
+
+
+def test_annotation_loop_interrupted_by_sigint_mid_batch_resumes_to_the_same_result(tmp_path, monkeypatch):
+    script = tmp_path / "loop.py"
+    script.write_text(_LOOP_SIGINT)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+
+    def run(ckpt, int_at):
+        return subprocess.run([sys.executable, str(script), str(ckpt), str(int_at)], env=env, timeout=300)
+
+    monkeypatch.setattr(sys, "argv", ["loop.py", str(tmp_path / "full.npz"), "-1"])
+    exec(compile(_LOOP_SIGINT, "loop.py", "exec"), {"__name__": "__main__"})  # the uninterrupted run, in-process
+    interrupted = run(tmp_path / "cut.npz", 60 + 6 * 11 + 3)  # the 3rd answer of the 12th batch
+    assert interrupted.returncode == 3
+    assert not (tmp_path / "cut.npz.result.npy").exists()
+    # saved at the interruption (the batch's drawn answers undone), not at the last periodic checkpoint (batch 8)
+    assert int(read_state_file(tmp_path / "cut.npz")["loop/spent"]) == 60 + 6 * 11
     assert run(tmp_path / "cut.npz", -1).returncode == 0
     full = np.load(tmp_path / "full.npz.result.npy")
     resumed = np.load(tmp_path / "cut.npz.result.npy")

@@ -93,13 +93,18 @@ def test_auto_batch_grows_with_n():
 
 def test_partial_fit_chunked_matches_full_fit(stream_data):
     X, y, B0 = stream_data
-    full = SMAVE(random_state=0).fit(X, y)
-    stream = SMAVE(reservoir_size=5000, random_state=0)
-    for start in range(0, 20000, 2000):
-        stream.partial_fit(X[start:start + 2000], y[start:start + 2000])
+    full_dists, stream_dists = [], []
+    for seed in range(3):
+        full = SMAVE(random_state=seed).fit(X, y)
+        stream = SMAVE(reservoir_size=5000, random_state=seed)
+        for start in range(0, 20000, 2000):
+            stream.partial_fit(X[start:start + 2000], y[start:start + 2000])
+        full_dists.append(_dist(full, B0))
+        stream_dists.append(_dist(stream, B0))
     assert stream.n_samples_seen_ == 20000 and stream._stream["reservoir_X"].shape == (5000, 10)
-    # stated margin: the chunked fit's subspace error is within 1.5x (+0.005) of the one-shot fit's
-    assert _dist(stream, B0) <= 1.5 * _dist(full, B0) + 0.005
+    # stated margin: over three seeds, the chunked fit's mean subspace error is within 1.5x of the one-shot
+    # fit's (single seeds scatter: 0.5x-1.7x), and both recover the planted subspace
+    assert np.mean(stream_dists) <= 1.5 * np.mean(full_dists) and max(stream_dists) < 0.02
     np.testing.assert_allclose(stream.mean_, X.mean(axis=0), atol=1e-10)
     np.testing.assert_allclose(stream.scale_, X.std(axis=0), rtol=1e-10)
 
@@ -110,12 +115,46 @@ def test_partial_fit_after_fit_continues(stream_data):
     fitted, t_fit, init = est.directions_.copy(), est.t_, est.init_components_.copy()
     est.set_params(eta0=1e-9)  # (almost) no movement: the continued run must start from the fitted basis
     est.partial_fit(X[2000:4000], y[2000:4000])
-    assert est.t_ == t_fit + est.n_iter_ and est.n_iter_ == -(-2000 // est.batch_size_)
+    # a quarter of the chunk (500 rows, at least one batch) is anchored, in batches of batch_size_
+    assert est.t_ == t_fit + est.n_iter_ and est.n_iter_ == -(-max(500, est.batch_size_) // est.batch_size_)
     np.testing.assert_array_equal(est.init_components_, init)
     # original-unit directions are compared (the running standardisation changed with the new chunk)
     assert subspace_distance(est.directions_.T, fitted.T) < 1e-6
     fresh = SMAVE(eta0=1e-9, random_state=0).partial_fit(X[2000:4000], y[2000:4000])
     assert subspace_distance(fresh.directions_.T, fitted.T) > 1e-3
+
+
+def test_partial_fit_running_mean_carries_earlier_chunks(stream_data):
+    X, y, B0 = stream_data
+    # one chunk's estimate is limited by its working set; the stream's mean over chunks must beat the last
+    # chunk's own iterate and improve on the first chunk's estimate
+    est = SMAVE(reservoir_size=2000, random_state=0)
+    dists = []
+    for start in range(0, 20000, 2000):
+        est.partial_fit(X[start:start + 2000], y[start:start + 2000])
+        dists.append(_dist(est, B0))
+    last_iterate = est._stream["iterate"] / est.scale_[:, None]  # original-unit directions of the iterate
+    assert dists[-1] < dists[0] and dists[-1] < subspace_distance(last_iterate, B0)
+    no_mean = SMAVE(reservoir_size=2000, average=False, random_state=0)
+    for start in range(0, 20000, 2000):
+        no_mean.partial_fit(X[start:start + 2000], y[start:start + 2000])
+    assert dists[-1] < _dist(no_mean, B0)
+
+
+def test_stream_average_is_the_weighted_mean_projection():
+    rng = np.random.default_rng(1)
+    base = qr_retraction(rng.normal(size=(8, 2)))
+    Bs = [qr_retraction(base + 0.01 * rng.normal(size=(8, 2))) for _ in range(30)]
+    mean = _sgd.StreamAverage(gamma=1.0)
+    P, total = np.zeros((8, 8)), 0.0
+    for t, B in enumerate(Bs):
+        w = mean.step_weight(t, 64)
+        assert w == 64 * (t + 1.0)
+        mean.add(B, w)
+        P, total = P + w * B @ B.T, total + w
+    top = np.linalg.eigh(P / total)[1][:, -2:]
+    # rank-d truncation after each step: exact to first order in the iterates' spread (0.01)
+    assert projection_distance(mean.B, top) < 1e-3 and mean.weight == pytest.approx(total)
 
 
 def test_partial_fit_is_deterministic_and_validates(stream_data):

@@ -2,18 +2,23 @@
 
 ``dual_matmul`` has a torch reference, a numba twin (CPU) and a Triton twin (CUDA, or the CPU interpreter
 under ``TRITON_INTERPRET=1``); ``lut4_matmul`` (any 4-bit format through a 16-entry value table: MXFP4, NVFP4,
-INT4 group sizes torch's op does not take) a torch reference and a numba twin; the other kernels have numpy
-references and numba twins.
+INT4 group sizes torch's op does not take) a torch reference and a numba twin; ``int4pack_matmul`` (INT4
+groups of 32/64/128/256) runs torch's own CPU int4 kernel (``_torch.py``: torch's kernels as a backend) with a
+torch reference twin; the other kernels have numpy references and numba twins.
 """
+
+import dataclasses
 
 import numpy as np
 
-from .._dispatch import register_kernel
+from .._dispatch import _REGISTRY, register_kernel
 
-__all__ = ["pack_int4", "unpack_int4", "accumulate_gram", "fwht", "dual_matmul", "lut4_matmul"]
+__all__ = ["pack_int4", "unpack_int4", "accumulate_gram", "fwht", "dual_matmul", "lut4_matmul", "lut4_dequantize",
+           "pack_int4_torch", "int4pack_matmul", "torch_int4_fits"]
 
 _REF = "sklearn_frontier.kernels.quantization._reference"
 _NUMBA = "sklearn_frontier.kernels.quantization._numba"
+_TORCH = "sklearn_frontier.kernels.quantization._torch"
 _TRITON = "sklearn_frontier.kernels.quantization._triton"
 
 
@@ -74,6 +79,24 @@ def _lut4_inputs(rng):
     return (x, qweight, lut, scales, zeros, g), {}
 
 
+def _int4pack_inputs(rng):
+    import torch
+
+    from ._torch import pack
+
+    M, N = int(rng.integers(1, 20)), int(rng.integers(1, 40))
+    g = int(rng.choice([32, 64]))
+    K = int(rng.integers(1, 3)) * g + int(rng.choice([0, 0, 5]))
+    G = -(-K // g)
+    asym = bool(rng.random() < 0.5)
+    codes = rng.integers(0 if asym else -8, 16 if asym else 8, size=(N, K)).astype(np.int8)
+    scales = torch.from_numpy(rng.random((N, G)) + 0.1).to(torch.bfloat16).float().numpy()
+    zeros = rng.integers(0, 16, size=(N, G)).astype(np.uint8) if asym else None
+    packed, sz, zoff = pack(codes, scales, zeros, g)
+    x = torch.from_numpy(rng.standard_normal((M, K)).astype(np.float32))
+    return (x, packed, sz, zoff, g, N), {}
+
+
 def _compare_dual(expected, actual):
     import torch
 
@@ -94,6 +117,186 @@ _dual = register_kernel("dual_matmul", reference=f"{_REF}:dual_matmul", numba=f"
 
 _lut4 = register_kernel("lut4_matmul", reference=f"{_REF}:lut4_matmul", numba=f"{_NUMBA}:lut4_matmul",
                         make_inputs=_lut4_inputs, compare=_compare_dual)
+
+
+def _lut4_deq_inputs(rng):
+    (x, qweight, lut, scales, zeros, g), _ = _lut4_inputs(rng)
+    return (qweight, lut, scales, zeros, g, x.shape[1]), {}
+
+
+_lut4_deq = register_kernel("lut4_dequantize", reference=f"{_REF}:lut4_dequantize", numba=f"{_NUMBA}:lut4_dequantize",
+                            make_inputs=_lut4_deq_inputs, rtol=0, atol=0)
+
+
+_int4pack = register_kernel("int4pack_matmul", reference=f"{_REF}:int4pack_matmul", make_inputs=_int4pack_inputs)
+# torch's own kernel is a backend of its own (no numba/Triton twin: it is the fast CPU path); the reference
+# above is its twin (tests/test_kernels_dual_matmul.py checks them against each other).
+_REGISTRY["int4pack_matmul"] = dataclasses.replace(_REGISTRY["int4pack_matmul"],
+                                                   extra={"torch": f"{_TORCH}:int4pack_matmul"})
+
+
+def torch_int4_fits(weight_format, n_bits, group_size):
+    """Whether a stored format runs on torch's CPU int4 kernel (INT4, group size 32, 64, 128 or 256).
+
+    Parameters
+    ----------
+    weight_format : str
+        Element format ("int", "mxfp4", "nvfp4").
+    n_bits : int
+        Bits per code.
+    group_size : int
+        Columns per scale group.
+
+    Returns
+    -------
+    fits : bool
+        True when this torch build has the op and the format maps onto it exactly.
+
+    Examples
+    --------
+    >>> from sklearn_frontier.kernels.quantization import torch_int4_fits
+    >>> torch_int4_fits("mxfp4", 4, 32)
+    False
+    """
+    from ._torch import fits
+
+    return fits(weight_format, n_bits, group_size)
+
+
+def pack_int4_torch(codes, scales, zeros, group_size):
+    """Pack stored INT4 codes and bfloat16 group scales once into torch's int4 kernel layout.
+
+    Parameters
+    ----------
+    codes : ndarray of int8 of shape (m, n)
+        Two's complement codes (``zeros`` None) or unsigned codes in [0, 15].
+    scales : ndarray of shape (m, ceil(n / group_size))
+        Group scales, bfloat16 values (as stored by the INT formats).
+    zeros : ndarray of shape (m, ceil(n / group_size)) or None
+        Integer zero points (asymmetric codes).
+    group_size : int
+        32, 64, 128 or 256.
+
+    Returns
+    -------
+    packed : tuple of torch.Tensor
+        ``(packed_codes, scale_zeros, zero_offsets)``, the inputs of :func:`int4pack_matmul`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_frontier.kernels.quantization import pack_int4_torch
+    >>> p, sz, zoff = pack_int4_torch(np.zeros((3, 40), np.int8), np.ones((3, 2), np.float32), None, 32)
+    >>> tuple(sz.shape), zoff is None
+    ((2, 16, 2), True)
+    """
+    from ._torch import fits, pack
+
+    if not fits("int", 4, group_size):
+        raise ValueError(f"group_size must be one of 32, 64, 128, 256 for torch's int4 kernel, got {group_size}.")
+    codes = np.asarray(codes)
+    if codes.ndim != 2:
+        raise ValueError(f"codes must be 2-D, got shape {codes.shape}.")
+    lo, hi = (-8, 7) if zeros is None else (0, 15)
+    if codes.size and (codes.min() < lo or codes.max() > hi):
+        raise ValueError(f"codes must lie in [{lo}, {hi}] for {'symmetric' if zeros is None else 'asymmetric'} "
+                         "INT4.")
+    G = -(-codes.shape[1] // group_size)
+    if np.shape(scales) != (codes.shape[0], G):
+        raise ValueError(f"scales must have shape {(codes.shape[0], G)}, got {np.shape(scales)}.")
+    return pack(codes, scales, zeros, group_size)
+
+
+def int4pack_matmul(x, packed, scale_zeros, zero_offsets=None, *, group_size, n_out, backend=None):
+    """``x @ deq(W)^T`` (float32) over weights packed by :func:`pack_int4_torch`, bfloat16 activations.
+
+    Runs torch's CPU int4 kernel (float32 accumulation, bfloat16 output) unless ``backend`` (or the global
+    config) is ``"reference"``, which runs the exact twin.
+
+    Parameters
+    ----------
+    x : torch.Tensor of shape (M, K)
+        Input activations (rounded to bfloat16 by the kernel).
+    packed, scale_zeros, zero_offsets : torch.Tensor
+        The output of :func:`pack_int4_torch`.
+    group_size : int
+        Columns per scale group.
+    n_out : int
+        Number of output features (rows of W).
+    backend : str or None, default=None
+        ``"reference"`` for the twin; anything else runs torch's kernel.
+
+    Returns
+    -------
+    y : torch.Tensor of shape (M, n_out), float32
+        The product.
+
+    Examples
+    --------
+    >>> import numpy as np, torch
+    >>> from sklearn_frontier.kernels.quantization import int4pack_matmul, pack_int4_torch
+    >>> p = pack_int4_torch(np.ones((2, 32), np.int8), np.ones((2, 1), np.float32), None, 32)
+    >>> int4pack_matmul(torch.ones(1, 32), *p, group_size=32, n_out=2).tolist()
+    [[32.0, 32.0]]
+    """
+    from sklearn_frontier._config import get_config
+
+    from .._dispatch import _load
+
+    if x.ndim != 2 or x.shape[1] > scale_zeros.shape[0] * group_size:
+        raise ValueError(f"x must be 2-D with at most {scale_zeros.shape[0] * group_size} features, "
+                         f"got shape {tuple(x.shape)}.")
+    spec = _REGISTRY["int4pack_matmul"]
+    if (backend or get_config()["backend"]) == "reference" or x.device.type != "cpu":
+        return _load(spec.reference)(x, packed, scale_zeros, zero_offsets, group_size, n_out)
+    return _load(spec.extra["torch"])(x, packed, scale_zeros, zero_offsets, group_size, n_out)
+
+
+int4pack_matmul.kernel_spec = _REGISTRY["int4pack_matmul"]
+
+
+def lut4_dequantize(qweight, lut, scales, zeros=None, *, group_size, n):
+    """Float32 weight ``W[r, k] = (lut[q_rk] - z_rg) s_rg`` (N, n) from packed 4-bit codes.
+
+    The weight :func:`lut4_matmul` multiplies by, written out once (the large-batch CPU path of
+    ``TwinQuantLinear``, where one float32 GEMM is cheaper than the int4 kernels).
+
+    Parameters
+    ----------
+    qweight : torch.Tensor uint8 of shape (N, ceil(n/2))
+        Packed codes (column 2j in the low nibble).
+    lut : torch.Tensor of shape (16,)
+        Value of each nibble.
+    scales : torch.Tensor of shape (N, ceil(n/group_size))
+        Per-group scales.
+    zeros : torch.Tensor of shape (N, ceil(n/group_size)) or None, default=None
+        Per-group zero points, in table units.
+    group_size : int
+        Number of columns sharing a scale.
+    n : int
+        Number of columns.
+
+    Returns
+    -------
+    W : torch.Tensor of shape (N, n), float32
+        The decoded weight.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklearn_frontier.kernels.quantization import lut4_dequantize
+    >>> lut = torch.arange(16, dtype=torch.float32)
+    >>> lut4_dequantize(torch.tensor([[0x21]], dtype=torch.uint8), lut, torch.ones(1, 1), group_size=2, n=2).tolist()
+    [[1.0, 2.0]]
+    """
+    if qweight.ndim != 2 or not 0 <= n <= 2 * qweight.shape[1] or n < 2 * qweight.shape[1] - 1:
+        raise ValueError(f"n={n} does not match qweight of shape {tuple(qweight.shape)}.")
+    if tuple(lut.shape) != (16,):
+        raise ValueError(f"lut must have shape (16,), got {tuple(lut.shape)}.")
+    return _lut4_deq(qweight, lut, scales, zeros, group_size, n)
+
+
+lut4_dequantize.kernel_spec = _lut4_deq.kernel_spec
 
 
 def pack_int4(codes):

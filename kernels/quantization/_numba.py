@@ -115,6 +115,35 @@ def _nibble_matmul(xT, qweight, lut, scales, zeros, has_zeros, group_size):
     return yT
 
 
+@njit(cache=True, nogil=True, parallel=True)
+def _lut4_dequantize(qweight, lut, scales, zeros, has_zeros, group_size, n):
+    N = qweight.shape[0]
+    G = scales.shape[1]
+    out = np.empty((N, n), dtype=np.float32)
+    for r in prange(N):
+        for g in range(G):
+            s = scales[r, g]
+            z = np.float32(0.0)
+            if has_zeros:
+                z = zeros[r, g]
+            table = np.empty(16, dtype=np.float32)  # the group's 16 values: one multiply per group, not per weight
+            for c in range(16):
+                table[c] = (lut[c] - z) * s
+            for k in range(g * group_size, min(n, (g + 1) * group_size)):
+                out[r, k] = table[(np.int64(qweight[r, k >> 1]) >> (4 * (k & 1))) & 15]
+    return out
+
+
+def lut4_dequantize(qweight, lut, scales, zeros, group_size, n):
+    """numba twin of the packed 4-bit dequantization (rows in parallel; torch tensors in, torch tensor out)."""
+    import torch
+
+    zeros_n = np.zeros((1, 1), np.float32) if zeros is None else _np32(zeros)
+    out = _lut4_dequantize(_np32(qweight, np.uint8), _np32(lut), _np32(scales), zeros_n, zeros is not None,
+                           int(group_size), int(n))
+    return torch.from_numpy(out)
+
+
 _INT_SIGNED_LUT = np.array([0, 1, 2, 3, 4, 5, 6, 7, -8, -7, -6, -5, -4, -3, -2, -1], dtype=np.float32)
 _INT_UNSIGNED_LUT = np.arange(16, dtype=np.float32)
 

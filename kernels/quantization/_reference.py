@@ -99,3 +99,41 @@ def lut4_matmul(x, qweight, lut, scales, zeros, group_size):
         w = w - zeros.to(torch.float32)[:, gidx]
     w = w * scales.to(torch.float32)[:, gidx]
     return (x.to(torch.float32) @ w.T).to(x.dtype)
+
+
+def int4pack_matmul(x, packed, scale_zeros, zero_offsets, group_size, n_out):
+    """Twin of torch's int4 op backend: ``bf16(x) @ deq(W)^T`` in float64, returned as float32, torch.
+
+    Decodes the op's packed layout (through the packing op itself, see ``_torch.unpack``) and the bfloat16
+    scales exactly, then multiplies exactly; the op differs from it only by its bfloat16 rounding of the
+    weight products and of the output.
+    """
+    import torch
+
+    from ._torch import unpack
+
+    K = x.shape[1]
+    mp, kp = packed.shape[0], scale_zeros.shape[0] * group_size
+    u = unpack(packed, mp, kp, group_size, signed=False).astype(np.float64) - 8.0
+    s = scale_zeros[:, :, 0].to(torch.float64).T.numpy()  # (mp, G)
+    w = (u.reshape(mp, -1, group_size) * s[:, :, None]).reshape(mp, kp)[:n_out, :K]
+    xb = x.to(torch.bfloat16).to(torch.float64).numpy()
+    y = xb @ w.T
+    if zero_offsets is not None:
+        G = zero_offsets.shape[1]
+        gidx = np.minimum(np.arange(K) // group_size, G - 1)
+        y = y + xb @ zero_offsets.to(torch.float64).numpy()[:, gidx].T
+    return torch.from_numpy(y.astype(np.float32))
+
+
+def lut4_dequantize(qweight, lut, scales, zeros, group_size, n):
+    """Float32 (N, n) ``(lut[q] - z) s`` from packed nibbles (the weight :func:`lut4_matmul` multiplies by), torch."""
+    import torch
+
+    q = qweight.to(torch.int64)
+    nib = torch.stack([q & 15, q >> 4], dim=-1).reshape(q.shape[0], -1)[:, :n]
+    w = lut.to(torch.float32)[nib]
+    gidx = torch.arange(n, device=qweight.device) // group_size
+    if zeros is not None:
+        w = w - zeros.to(torch.float32)[:, gidx]
+    return w * scales.to(torch.float32)[:, gidx]

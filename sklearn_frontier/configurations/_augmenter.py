@@ -237,6 +237,9 @@ assign_neighbors, stability_features : see ConfigurationExtractor
         check_consistent_length(np.empty((n, 0)), y)
         task = self.task
         is_float = y.dtype.kind == "f"
+        if is_float and np.isinf(y).any():
+            raise ValueError("Input y contains infinity; mark unlabelled rows with NaN (regression) or -1 "
+                             "(classification).")
         if task == "auto":
             if is_float and np.isnan(y).any():
                 task = "regression"

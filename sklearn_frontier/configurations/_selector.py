@@ -9,10 +9,10 @@ import contextlib
 import math
 
 import torch
-from skorch import NeuralNet
 from torch import nn
 
 from sklearn_frontier.utils._skorch import (
+    LeanNet,
     TensorRows,
     numpy_to_state,
     resolve_optimizer,
@@ -105,8 +105,8 @@ class Selector(nn.Module):
         return out, w, z
 
 
-class SelectorNet(NeuralNet):
-    """skorch net of the selector: batches are dicts ``Z, S0..S{M-1}``; the loss is the head's task loss.
+class SelectorNet(LeanNet):
+    """skorch net of the selector: batches are :class:`RowBatch` objects ``Z, S0..S{M-1}``; the loss is the task loss.
 
     ``stats`` (the configurations' scaled statistics) is shared by every row, so it rides on the net,
     not in the batches.

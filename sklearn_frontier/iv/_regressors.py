@@ -449,7 +449,7 @@ class TwoStageLeastSquares(_IVInferenceMixin, RegressorMixin, BaseEstimator):
         Zuse = X if Z is None else Z
         controls = None if W is None else _ControlDesign(W, w, center=self.fit_intercept)
         Uz, Sz, _ = _instrument_basis(Zuse, w, center=self.fit_intercept, name="X" if Z is None else "Z",
-                                      warn_rank=Z is not None, controls=controls)
+                                      warn_rank=Z is not None, controls=controls, treatments=X)
         p = X.shape[1]
         if Z is not None and Uz.shape[1] < p:
             raise ValueError(f"TwoStageLeastSquares is under-identified: instrument rank {Uz.shape[1]} < "
@@ -572,7 +572,7 @@ class PCATwoStageLeastSquares(_IVInferenceMixin, RegressorMixin, BaseEstimator):
         Z, W, groups = _validate_side(self, X, Z, W, groups, w)
         Zuse = X if Z is None else Z
         Uz, _, _ = _instrument_basis(Zuse, w, name="X" if Z is None else "Z", warn_rank=Z is not None,
-                                     controls=None if W is None else _ControlDesign(W, w))
+                                     controls=None if W is None else _ControlDesign(W, w), treatments=X)
         n, p = X.shape
         r = _resolve_n_components(self.n_components, Uz.shape[1], p, n)
         solver = self.svd_solver

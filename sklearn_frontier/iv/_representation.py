@@ -261,7 +261,7 @@ class InstrumentGuidedRepresentation(ClassNamePrefixFeaturesOutMixin, Transforme
         self.instruments_supplied_ = Z is not None
         Zuse = X if Z is None else Z
         Uz, Sz, zbar = _instrument_basis(Zuse, w, name="X" if Z is None else "Z", warn_rank=Z is not None,
-                                         controls=controls)
+                                         controls=controls, treatments=X)
         self.n_instruments_ = Zuse.shape[1]
         self.instrument_rank_ = Uz.shape[1]
         self.z_mean_ = zbar

@@ -114,18 +114,43 @@ def _weights(sample_weight, X):
     return w
 
 
-def _instrument_basis(Z, w, *, center=True, name="Z", warn_rank=True, controls=None):
+def _no_variation_message(name, center, controls):
+    after = ("after partialling out the intercept and the controls W" if center
+             else "after partialling out the controls W") if controls is not None \
+        else ("rank 0 after centring" if center else "every value is 0 and fit_intercept=False")
+    if name == "X":
+        return (f"X (the treatments) has no variation ({after}); IV regression needs treatments that vary across "
+                "samples.")
+    return f"{name} (the instruments) has no variation ({after}); IV regression needs instruments that vary " \
+           "across samples."
+
+
+def check_treatments_vary(X, w, *, center=True, controls=None):
+    """Raise a ``ValueError`` naming the treatments X when they do not vary (after centring / the controls W).
+
+    A constant treatment is collinear with the intercept: its effect is not identified whatever the instruments.
+    """
+    sw = np.sqrt(w)
+    Xr = X - (w @ X) / w.sum() if center and controls is None else X if controls is None else controls.residual(X)
+    scale = float(np.linalg.norm(sw[:, None] * X))
+    if float(np.linalg.norm(sw[:, None] * Xr)) <= max(X.shape) * _EPS * scale:
+        raise ValueError(_no_variation_message("X", center, controls))
+
+
+def _instrument_basis(Z, w, *, center=True, name="Z", warn_rank=True, controls=None, treatments=None):
     """Orthonormal basis U_z of diag(√w)(Z − 1 z̄ᵀ), its singular values and z̄ (O(n k²)).
 
-    With ``controls`` (a :class:`_ControlDesign`) Z is residualised on [1, W] instead of centred.
+    With ``controls`` (a :class:`_ControlDesign`) Z is residualised on [1, W] instead of centred. With
+    ``treatments`` (X) their variation is checked first, so a constant X is named as the treatments.
     """
+    if treatments is not None:
+        check_treatments_vary(treatments, w, center=center, controls=controls)
     sw = np.sqrt(w)
     zbar = (w @ Z) / w.sum() if center else np.zeros(Z.shape[1])
     Zt = sw[:, None] * (Z - zbar if controls is None else controls.residual(Z))
     U, S, _ = scipy.linalg.svd(Zt, full_matrices=False, check_finite=False, lapack_driver="gesdd")
     if S.size == 0 or S[0] <= 0:
-        raise ValueError(f"{name} has no variation (rank 0 after centring); IV regression needs "
-                         "instruments that vary across samples.")
+        raise ValueError(_no_variation_message(name, center, controls))
     k_z = int(np.sum(S > max(Zt.shape) * _EPS * S[0]))
     if warn_rank and k_z < Z.shape[1]:
         after = "centring" if controls is None else "partialling out the intercept and the controls W"

@@ -16,10 +16,14 @@ from ._wush import WUSHQuantizer
 
 
 def __getattr__(name):  # torch-based module parts load lazily
-    if name in ("TwinQuantLinear", "quantize_model", "QuantizationReport"):
+    if name == "TwinQuantLinear":
         from . import _linear
 
         return getattr(_linear, name)
+    if name in ("quantize_model", "QuantizationReport"):
+        from . import _model
+
+        return getattr(_model, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -50,7 +54,8 @@ register_estimator(WUSHQuantizer, method="quantization", task="unsupervised_tran
 
 
 def _demo(random_state):
-    """TwinQuant vs SVD+RTN and RTN on one synthetic outlier layer (output error at ~equal bits)."""
+    """Every quantizer of the suite (TwinQuant, WUSH, RTN) vs SVD+RTN on one synthetic outlier layer (output error
+    at ~equal bits)."""
     import time
 
     from sklearn.pipeline import make_pipeline
@@ -64,7 +69,8 @@ def _demo(random_state):
     base = SVDQuantizer(rank=8, group_size=128, random_state=random_state).fit(W, X_calib=X)
     base_score = base.score(W, X_calib=X_test)
     for est in (TwinQuant(rank=8, group_size=128, residual_transform="none", max_iter=60,
-                          random_state=random_state), RTNQuantizer(group_size=16)):
+                          random_state=random_state), WUSHQuantizer(group_size=32, block_size=8),
+                RTNQuantizer(group_size=16)):
         start = time.perf_counter()
         pipe = make_pipeline(est).fit(W, **{f"{type(est).__name__.lower()}__X_calib": X})
         rows.append({"estimator": f"{type(est).__name__} ({est.bits_per_weight_:.3f} bpw)",
@@ -75,4 +81,12 @@ def _demo(random_state):
     return rows
 
 
+def _demo_minilm(random_state):
+    """All 36 linear layers of all-MiniLM-L6-v2 quantized (RTN, fast): encode latency and size vs fp32."""
+    from ._model import minilm_demo
+
+    return minilm_demo(random_state)
+
+
 register_demo("quantization", _demo)
+register_demo("quantization_minilm", _demo_minilm)

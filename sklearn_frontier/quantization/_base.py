@@ -24,6 +24,7 @@ from ._formats import (
     QuantizedWeight,
     apply_input_transform,
     bits_breakdown,
+    check_weight_magnitude,
     dequantize_groups,
     dequantize_weight,
     nvfp4_tensor_scale,
@@ -35,7 +36,12 @@ FORMATS = {"int", "mxfp4", "nvfp4"}
 
 
 def weight_rms(W):
-    rms = float(np.sqrt(np.mean(W * W))) if W.size else 0.0
+    """The tensor scale of ``W``: its RMS as a float32 (1 for an all-zero weight), overflow-free.
+
+    Raises a ValueError (too large / too small, with the representable range) when the stored format
+    cannot hold ``W``'s magnitude.
+    """
+    _, rms = check_weight_magnitude(W)
     return np.float32(rms if rms > 0 else 1.0)
 
 
@@ -54,7 +60,11 @@ def invert_transform(T):
 
 
 def lowrank_factors(B, V, s_W, balance="diag"):
-    """Stored float16 factors ``up = s_W B G`` (m, r), ``down = G^-1 V^T`` (r, n) and G (r,)."""
+    """Stored float16 factors ``up = s_W B G`` (m, r), ``down = G^-1 V^T`` (r, n) and G (r,).
+
+    The quantizers call it with ``B`` in units of the tensor scale and ``s_W = 1``: the stored ``up`` is
+    relative to the tensor scale (see :class:`QuantizedWeight`).
+    """
     B = np.asarray(B, dtype=np.float64)
     V = np.asarray(V, dtype=np.float64)
     r = V.shape[1]
@@ -78,8 +88,9 @@ def build_stored_weight(W, s_W, fmt, up=None, down=None, T=None, format_scale=No
     residual is computed from exactly what is stored.
     """
     W = np.asarray(W, dtype=np.float64)
-    R = W if up is None else W - up.astype(np.float64) @ down.astype(np.float64)
-    R = R / float(s_W)
+    R = W / float(s_W)
+    if up is not None:
+        R = R - up.astype(np.float64) @ down.astype(np.float64)
     if T is not None:
         Tinv = invert_transform(T)
         if Tinv.ndim == 1:
@@ -174,7 +185,10 @@ class _BaseWeightQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator
         self._check_act(stats)
         fmt = self._format(n)
         s_W = weight_rms(W64)
-        qw = self._fit_weight(W64, s_W, fmt, stats)
+        # Methods see the weight in units of its tensor scale (RMS 1): every stored part is relative to it,
+        # so fitting c W gives the result for W with c times the tensor scale (no SVD of tiny/huge values).
+        W_unit = W64 / float(s_W)
+        qw = self._fit_weight(W_unit, np.float32(1.0), fmt, stats)
         self._store(qw, fmt)
         self._gram = None if stats is None else stats.gram_.copy()
         self._act_samples = None if (stats is None or self.act_bits is None) else stats.samples_.copy()
@@ -188,8 +202,10 @@ class _BaseWeightQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator
                                transform_block_size=self._transform_block_fitted())
         self.bits_breakdown_ = parts
         self.bits_per_weight_ = parts["total"] / (m * n)
-        self.reconstruction_error_ = self._relative_error(W64, dequantize_weight(qw).astype(np.float64),
+        # Relative errors do not depend on the tensor scale: measured in its units, as the methods select.
+        self.reconstruction_error_ = self._relative_error(W_unit, dequantize_weight(qw).astype(np.float64),
                                                           self._gram, qw)
+        qw.tensor_scale = np.float32(s_W)
         self.fit_time_ = time.perf_counter() - start
         return self
 
@@ -271,9 +287,10 @@ class _BaseWeightQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator
             Aq = fake_quantize_activations(At.astype(np.float64), self.act_bits, self.act_format,
                                            qw.fmt.group_size)
             deq = dequantize_groups(qw.codes, qw.scales, qw.zero_points, qw.fmt, qw.format_scale)
-            y = float(qw.tensor_scale) * (Aq @ deq.astype(np.float64).T)
+            y = Aq @ deq.astype(np.float64).T
             if qw.lowrank_up is not None and qw.rank:
                 y += (A @ qw.lowrank_down.astype(np.float64).T) @ qw.lowrank_up.astype(np.float64).T
+            y *= float(qw.tensor_scale)
             num, den = np.sum((ref - y) ** 2), np.sum(ref**2)
         elif gram is None:
             num, den = np.sum(E * E), np.sum(W * W)

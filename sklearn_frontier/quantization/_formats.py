@@ -28,6 +28,10 @@ __all__ = [
     "e4m3_decode",
     "e2m1_encode",
     "e2m1_decode",
+    "round_bfloat16",
+    "check_weight_magnitude",
+    "MIN_WEIGHT_RMS",
+    "MAX_WEIGHT_ABS",
 ]
 
 #: Magnitudes of the E2M1 (FP4) element grid; index = the 3 magnitude bits.
@@ -89,6 +93,89 @@ def resolve_format(weight_format, n_bits, group_size, symmetric, n_features, mx_
     return FormatSpec(weight_format, int(n_bits), int(g), bool(symmetric), mx_scale_rule)
 
 
+def round_bfloat16(a):
+    """Round to the nearest bfloat16 value (ties to even), returned as float32 (numpy has no bfloat16).
+
+    INT group scales are stored as bfloat16 because torch's CPU int4 kernel takes its scales in the
+    activation dtype, bfloat16: the stored value is then exactly what that kernel multiplies by.
+
+    Parameters
+    ----------
+    a : array-like
+        Finite values.
+
+    Returns
+    -------
+    r : ndarray of float32
+        The bfloat16 values, widened exactly to float32.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_frontier.quantization._formats import round_bfloat16
+    >>> float(round_bfloat16(np.array([0.1]))[0])
+    0.10009765625
+    """
+    with np.errstate(over="ignore"):
+        a32 = np.ascontiguousarray(np.asarray(a, dtype=np.float32))
+    u = a32.view(np.uint32).astype(np.uint64)
+    u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000
+    return u.astype(np.uint32).view(np.float32).reshape(a32.shape)
+
+
+#: Representable magnitudes of a weight: the tensor scale (its RMS) is a float32 and every stored part below
+#: it (group scales in bfloat16/E8M0/E4M3, float16 factors and transforms) is relative to it, so quantization
+#: is scale-equivariant between these bounds. The reconstruction is float32: its RMS must stay a normal
+#: float32 with room for values 1e-8 of it (lower bound), its largest value below float32's maximum with
+#: a margin for rounding up and the low-rank branch (upper bound).
+MIN_WEIGHT_RMS = 1e-30
+MAX_WEIGHT_ABS = 1e36
+
+
+def check_weight_magnitude(W, name="X"):
+    """Return ``(max |W|, RMS of W)`` (overflow-free), refusing magnitudes the stored format cannot hold.
+
+    Parameters
+    ----------
+    W : ndarray of shape (m, n)
+        Finite float weight.
+    name : str, default="X"
+        Name of the parameter, for the error message.
+
+    Returns
+    -------
+    amax : float
+        Largest magnitude.
+    rms : float
+        Root mean square (0.0 for an all-zero weight, which is accepted).
+
+    Raises
+    ------
+    ValueError
+        When ``max |W| > MAX_WEIGHT_ABS`` (too large) or ``0 < RMS < MIN_WEIGHT_RMS`` (too small).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_frontier.quantization._formats import check_weight_magnitude
+    >>> check_weight_magnitude(np.full((2, 2), 3.0))
+    (3.0, 3.0)
+    """
+    W = np.asarray(W, dtype=np.float64)
+    amax = float(np.abs(W).max()) if W.size else 0.0
+    if amax == 0.0:
+        return 0.0, 0.0
+    rms = amax * float(np.sqrt(np.mean((W / amax) ** 2)))
+    rng = f"representable: RMS >= {MIN_WEIGHT_RMS:g} and max |{name}| <= {MAX_WEIGHT_ABS:g}"
+    if amax > MAX_WEIGHT_ABS:
+        raise ValueError(f"{name} is too large for the stored format: max |{name}| = {amax:.3g} ({rng}; the "
+                         "tensor scale and the reconstruction are float32). Rescale the weight.")
+    if rms < MIN_WEIGHT_RMS:
+        raise ValueError(f"{name} is too small for the stored format: RMS = {rms:.3g} ({rng}; the tensor scale "
+                         "and the reconstruction are float32). Rescale the weight.")
+    return amax, rms
+
+
 # ----------------------------------------------------------------------------------------------- FP8/FP4 codecs
 def e2m1_encode(a):
     """Nearest E2M1 code (ties to the even code, saturating at +-6) of each value; int8 in [0, 15]."""
@@ -144,10 +231,20 @@ def _grouped(a, g):
     return a.reshape(m, n_groups, g)
 
 
+def _stored_scale(s):
+    """INT group scales as stored: bfloat16 values (in float32), refusing values bfloat16 cannot hold."""
+    with np.errstate(over="ignore"):
+        s32 = round_bfloat16(np.asarray(s, dtype=np.float64).astype(np.float32))
+    if not np.all(np.isfinite(s32)):
+        raise ValueError("a group scale overflows bfloat16 in X: values too large for the stored format "
+                         f"(group scales are relative to the tensor scale; max |X| <= {MAX_WEIGHT_ABS:g}).")
+    return s32
+
+
 def quantize_groups(R, fmt, format_scale=1.0):
     """Quantize ``R`` (m, n) group-wise in ``fmt``; returns ``(codes int8, scales, zero_points | None)``.
 
-    ``scales`` are the stored values: float16 for INT, uint8 E8M0 exponent (MXFP4) or E4M3 bits (NVFP4,
+    ``scales`` are the stored values: bfloat16 (held in float32 arrays) for INT, uint8 E8M0 exponent (MXFP4) or E4M3 bits (NVFP4,
     relative to ``format_scale``). Codes are computed against the stored (decoded) scale, so dequantizing
     the returned triple is the format's exact reconstruction.
     """
@@ -158,9 +255,7 @@ def quantize_groups(R, fmt, format_scale=1.0):
     if fmt.weight_format == "int" and fmt.symmetric:
         amax = np.abs(Rg).max(axis=2)
         s = np.maximum(amax / fmt.qmax, 1e-10)
-        s16 = s.astype(np.float16)
-        if not np.all(np.isfinite(s16)):
-            raise ValueError("a group scale overflows float16 in X (values too large for the stored format).")
+        s16 = _stored_scale(s)
         sd = s16.astype(np.float64)[..., None]
         with np.errstate(divide="ignore", invalid="ignore"):
             q = np.where(sd > 0, np.rint(Rg / np.where(sd > 0, sd, 1.0)), 0.0)
@@ -171,9 +266,7 @@ def quantize_groups(R, fmt, format_scale=1.0):
         # The range always contains 0 (as in GPTQ/HQQ) so that the clamped zero point is representable.
         lo, hi = np.minimum(Rg.min(axis=2), 0.0), np.maximum(Rg.max(axis=2), 0.0)
         s = np.maximum((hi - lo) / levels, 1e-10)
-        s16 = s.astype(np.float16)
-        if not np.all(np.isfinite(s16)):
-            raise ValueError("a group scale overflows float16 in X (values too large for the stored format).")
+        s16 = _stored_scale(s)
         sd = s16.astype(np.float64)
         safe = np.where(sd > 0, sd, 1.0)
         z0 = np.where(sd > 0, np.clip(np.rint(-lo / safe), 0, levels), 0.0)
@@ -231,8 +324,10 @@ def nvfp4_tensor_scale(R):
 class QuantizedWeight:
     """Everything stored for one quantized weight; :func:`dequantize_weight` defines its value exactly.
 
-    ``W_hat = lowrank_up @ lowrank_down + tensor_scale * deq(codes) * T`` in float32, where ``T`` is
+    ``W_hat = tensor_scale * (deq(codes) T + lowrank_up @ lowrank_down)`` in float32, where ``T`` is
     ``input_transform`` (None, a diagonal (n,), or blocks (n_blocks, B, B) acting on column blocks).
+    Every part but ``tensor_scale`` is relative to it, so the stored weight of ``c W`` is that of ``W``
+    with ``c`` times the tensor scale.
 
     Parameters
     ----------
@@ -243,7 +338,7 @@ class QuantizedWeight:
     codes : ndarray of shape (m, n)
         Int8 codes: two's complement (symmetric int), unsigned (asymmetric) or E2M1 bits (FP4).
     scales : ndarray
-        Group scales.
+        Group scales: bfloat16 values held in float32 (INT), E8M0 exponents (MXFP4), E4M3 bits (NVFP4).
     zero_points : ndarray or None
         Group zero points (asymmetric formats), else None.
     tensor_scale : numpy.float32
@@ -251,7 +346,7 @@ class QuantizedWeight:
     format_scale : numpy.float32, default=1.0
         Scale applied inside the format (NVFP4 two-level scaling).
     lowrank_up : ndarray of shape (m, r) or None, default=None
-        Float16 up factor of the low-rank branch (includes ``tensor_scale``).
+        Float16 up factor of the low-rank branch (relative to ``tensor_scale``).
     lowrank_down : ndarray of shape (r, n) or None, default=None
         Float16 down factor of the low-rank branch.
     input_transform : ndarray of shape (n,) or (n_blocks, B, B) or None, default=None
@@ -284,7 +379,7 @@ class QuantizedWeight:
     zero_points: np.ndarray | None
     tensor_scale: np.float32
     format_scale: np.float32 = np.float32(1.0)
-    lowrank_up: np.ndarray | None = None  # float16 (m, r), includes tensor_scale
+    lowrank_up: np.ndarray | None = None  # float16 (m, r), relative to tensor_scale
     lowrank_down: np.ndarray | None = None  # float16 (r, n)
     input_transform: np.ndarray | None = None  # float16 (n,) or (n_blocks, B, B)
     act_bits: int | None = None
@@ -360,11 +455,10 @@ def dequantize_weight(qw):
     (8, 64)
     """
     deq = dequantize_groups(qw.codes, qw.scales, qw.zero_points, qw.fmt, qw.format_scale)
-    deq = apply_input_transform(deq, qw.input_transform)
-    out = np.float32(qw.tensor_scale) * deq
+    out = apply_input_transform(deq, qw.input_transform)
     if qw.lowrank_up is not None and qw.lowrank_up.shape[1] > 0:
         out = out + qw.lowrank_up.astype(np.float32) @ qw.lowrank_down.astype(np.float32)
-    return np.ascontiguousarray(out, dtype=np.float32)
+    return np.ascontiguousarray(np.float32(qw.tensor_scale) * out, dtype=np.float32)
 
 
 # ----------------------------------------------------------------------------------------------- STE (torch)

@@ -1,27 +1,29 @@
-"""``TwinQuantLinear`` (packed int4 + scales + float16 low-rank factors, a drop-in ``nn.Linear``) and
-``quantize_model`` (replace every matching ``nn.Linear`` of a torch model after one calibration pass)."""
-
-import fnmatch
-import time
-import warnings
-from dataclasses import dataclass, field
+"""``TwinQuantLinear`` (packed int4 + scales + float16 low-rank factors, a drop-in ``nn.Linear``);
+``quantize_model`` lives in ``_model.py``."""
 
 import numpy as np
 import torch
 from sklearn.base import clone
 
 from sklearn_frontier._config import config_context, get_config
-from sklearn_frontier.utils._parallel import Parallel, delayed
-from sklearn_frontier.utils._progress import progress_bar
 
-from ._calibration import CalibrationStats
 from ._formats import FormatSpec, QuantizedWeight, bits_breakdown, dequantize_weight, fake_quantize_torch
-from ._rtn import RTNQuantizer
-from ._svd import SVDQuantizer
 from ._twinquant import TwinQuant
-from ._wush import WUSHQuantizer
 
-__all__ = ["TwinQuantLinear", "quantize_model", "QuantizationReport"]
+__all__ = ["TwinQuantLinear"]
+
+#: Row-count dispatch on CPU, measured by ``python -m benchmarks._int4_dispatch`` (one thread; numbers in its
+#: docstring): the largest M each packed kernel runs, for weights below / from LARGE_WEIGHT entries; above it
+#: the residual is decoded once per call and multiplied by one fp32 GEMM ("dequantize", GEMM-bound there).
+#: torch's int4 op crosses the dequantize path near M = 64 on MiniLM-sized weights, M = 128-256 on 4096 x 4096;
+#: the numba LUT kernel only beats it at M = 1 on large weights.
+CPU_MAX_ROWS = {"torch_int4": (64, 192), "numba_lut4": (0, 1)}
+LARGE_WEIGHT = 1 << 22
+
+
+def cpu_max_rows(path, m, n):
+    """Largest row count for which ``path`` ("torch_int4" or "numba_lut4") runs an (m, n) weight on CPU."""
+    return CPU_MAX_ROWS[path][int(m * n >= LARGE_WEIGHT)]
 
 
 def _np(t):
@@ -29,11 +31,30 @@ def _np(t):
 
 
 class TwinQuantLinear(torch.nn.Module):
-    """A linear layer storing ``W_hat = up down + tensor_scale deq(codes) T`` (one module for every method).
+    """A linear layer storing ``W_hat = tensor_scale (deq(codes) T + up down)`` (one module for every method).
 
     Build it with :meth:`from_quantized` (from a fitted quantizer's ``quantize()``) or :meth:`from_linear`.
-    ``forward`` runs the fused dual-component kernel (:func:`sklearn_frontier.kernels.quantization.dual_matmul`)
-    for int4 weights with no or diagonal input transform, else ``x @ dequantize().T``.
+    The stored weight is packed once for its kernel at conversion time (``from_quantized``, hence
+    ``quantize_model``); ``state_dict`` holds only the stored weight (packed codes and zero points, scales,
+    factors, transform, bias). ``forward`` computes ``ts (x T) Q^T + (x down^T)(ts up)^T + bias`` (``Q`` the
+    decoded residual, ``T`` folded into the activations) and records the path in ``last_path_``:
+
+    ============================  ===================================  ====================================
+    format                        CPU, M <= threshold                  CPU, larger M / CUDA
+    ============================  ===================================  ====================================
+    INT4 sym/asym, group          ``torch_int4``: torch's int4 op      ``dequantize``: numba decode + fp32
+    32/64/128/256                 (bf16 activations, bf16 output,      GEMM (M above ``cpu_max_rows``);
+                                  fp32 accumulation)                   CUDA: Triton ``dual_matmul``
+    INT4 other groups, MXFP4,     ``numba_lut4``: numba LUT kernel     ``dequantize`` (M above
+    NVFP4                         (fp32)                               ``cpu_max_rows``); CUDA: Triton
+                                                                       (INT) or ``reference``
+    INT8, fake-quantized          ``reference``: ``x @ dequantize().T``
+    activations
+    ============================  ===================================  ====================================
+
+    Block transforms (WUSH) are folded into the activations like diagonal ones. The thresholds come from
+    ``python -m benchmarks._int4_dispatch`` (one thread). ``backend="reference"`` forces the reference,
+    ``"numba"`` the LUT kernel, ``"triton"`` the Triton kernel.
 
     Parameters
     ----------
@@ -81,9 +102,11 @@ class TwinQuantLinear(torch.nn.Module):
             self.register_buffer("qweight", torch.zeros((m, (n + 1) // 2), dtype=torch.uint8))
         else:
             self.register_buffer("qweight", torch.zeros((m, n), dtype=torch.int8))
-        sdtype = torch.uint8 if fmt.is_fp else torch.float16
+        sdtype = torch.uint8 if fmt.is_fp else torch.bfloat16  # INT scales: bfloat16, as torch's int4 op takes
         self.register_buffer("scales", torch.zeros((m, n_groups), dtype=sdtype))
-        self.register_buffer("zeros", None if fmt.zero_bits == 0 else torch.zeros((m, n_groups), dtype=torch.uint8))
+        # 4-bit zero points are packed two per byte (as the codes), 8-bit ones one per byte
+        zcols = (n_groups + 1) // 2 if fmt.n_bits == 4 else n_groups
+        self.register_buffer("zeros", None if fmt.zero_bits == 0 else torch.zeros((m, zcols), dtype=torch.uint8))
         self.register_buffer("tensor_scale", torch.ones((), dtype=torch.float32))
         self.register_buffer("format_scale", torch.ones((), dtype=torch.float32))
         self.register_buffer("lowrank_up", torch.zeros((m, rank), dtype=torch.float16))
@@ -96,6 +119,7 @@ class TwinQuantLinear(torch.nn.Module):
         else:
             self.register_buffer("input_transform", None)
         self.register_buffer("bias", torch.zeros(m, dtype=torch.float32) if bias else None)
+        self._fast, self.last_path_, self._shape = None, None, (m, n)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -130,7 +154,12 @@ class TwinQuantLinear(torch.nn.Module):
             mod.qweight.copy_(torch.from_numpy(np.ascontiguousarray(packed)))
             mod.scales.copy_(torch.from_numpy(np.ascontiguousarray(qw.scales)))
             if qw.zero_points is not None:
-                mod.zeros.copy_(torch.from_numpy(np.ascontiguousarray(qw.zero_points)))
+                zp = np.ascontiguousarray(qw.zero_points)
+                if qw.fmt.n_bits == 4:
+                    from sklearn_frontier.kernels.quantization import pack_int4
+
+                    zp = pack_int4(zp.astype(np.int8))
+                mod.zeros.copy_(torch.from_numpy(zp))
             mod.tensor_scale.fill_(float(qw.tensor_scale))
             mod.format_scale.fill_(float(qw.format_scale))
             if qw.rank:
@@ -141,6 +170,7 @@ class TwinQuantLinear(torch.nn.Module):
             if bias is not None:
                 b = bias.detach() if hasattr(bias, "detach") else torch.as_tensor(np.asarray(bias))
                 mod.bias.copy_(b.to(torch.float32).reshape(-1))
+        mod._prepare()  # pack once, at conversion time
         return mod
 
     @classmethod
@@ -186,7 +216,8 @@ class TwinQuantLinear(torch.nn.Module):
         else:
             codes = q.astype(np.int8)
         return QuantizedWeight(
-            shape=(m, n), fmt=self.fmt, codes=codes, scales=_np(self.scales), zero_points=_np(self.zeros),
+            shape=(m, n), fmt=self.fmt, codes=codes, scales=_np(self.scales if self.fmt.is_fp else self.scales.float()),
+            zero_points=self._zero_points(),
             tensor_scale=np.float32(self.tensor_scale.item()), format_scale=np.float32(self.format_scale.item()),
             lowrank_up=_np(self.lowrank_up) if self.rank else None,
             lowrank_down=_np(self.lowrank_down) if self.rank else None,
@@ -215,12 +246,124 @@ class TwinQuantLinear(torch.nn.Module):
                               transform_block_size=self.transform_block_size)["total"]
 
     # ------------------------------------------------------------------ forward
-    def _kernel_ok(self):
-        return (self.fmt.n_bits == 4 and self.fmt.weight_format == "int" and self.transform != "block"
-                and self.act_bits is None)
+    def _load_from_state_dict(self, *args, **kwargs):
+        super()._load_from_state_dict(*args, **kwargs)
+        self._fast = None  # repacked from the loaded buffers on the next forward
+
+    _STORED_FLOAT = ("scales", "tensor_scale", "format_scale", "lowrank_up", "lowrank_down", "input_transform")
+
+    def _apply(self, fn, *args, **kwargs):
+        # .half() / .to(dtype) must not re-round the stored weight (bf16 scales, fp32 tensor scale, fp16 factors
+        # hold its exact value; bits_per_weight_ counts them): they follow the device only, the bias follows all.
+        kept = {k: self._buffers[k] for k in self._STORED_FLOAT if self._buffers.get(k) is not None}
+        out = super()._apply(fn, *args, **kwargs)
+        device = fn(torch.zeros(1)).device
+        for k, v in kept.items():
+            self._buffers[k] = v.to(device)
+        return out  # a move changes the buffers' data_ptr, so the packed cache is rebuilt on the next forward
+
+    def _zero_points(self):
+        """Unpacked uint8 zero points (m, n_groups), or None."""
+        if self.zeros is None:
+            return None
+        if self.fmt.n_bits != 4:
+            return _np(self.zeros)
+        from sklearn_frontier.kernels.quantization import unpack_int4
+
+        n_groups = -(-self.in_features // self.fmt.group_size)
+        return unpack_int4(_np(self.zeros), n_groups, False).astype(np.uint8)
+
+    def _state_key(self):
+        # cheap per call: in-place edits of the codes or scales (copy_, load_state_dict) bump _version
+        return (self.qweight._version, self.scales._version, self.tensor_scale._version, self.qweight.data_ptr())
+
+    def _prepare(self):
+        """Pack the stored weight once for the kernel that will run it (torch int4 / numba LUT / Triton).
+
+        Nothing here is part of ``state_dict`` (it holds only codes, scales, zeros, factors, transform, bias);
+        the cache is rebuilt after ``load_state_dict``, ``.to(...)`` and in-place edits of the codes, scales or
+        tensor scale (their ``_version``).
+        """
+        from sklearn_frontier.kernels.quantization import pack_int4_torch, torch_int4_fits, unpack_int4
+
+        fmt, n = self.fmt, self.in_features
+        fast = {"key": self._state_key(), "int4_torch": None, "lut": None}
+        ts = float(self.tensor_scale)
+        fast["tensor_scale"] = ts
+        if self.rank:
+            fast["down_t"] = self.lowrank_down.float().T.contiguous()  # (n, r)
+            fast["up_t"] = (self.lowrank_up.float() * ts).T.contiguous()  # (r, m): tensor scale folded in
+        T = self.input_transform
+        fast["t"] = None if T is None else T.float().contiguous()
+        cpu = self.qweight.device.type == "cpu"
+        if fmt.n_bits == 4 and self.act_bits is None and cpu:
+            signed = fmt.weight_format == "int" and fmt.symmetric
+            codes = unpack_int4(_np(self.qweight), n, signed)
+            if torch_int4_fits(fmt.weight_format, fmt.n_bits, fmt.group_size):
+                from sklearn_frontier.kernels._dispatch import _load
+                from sklearn_frontier.kernels.quantization import int4pack_matmul
+
+                fast["int4_fn"] = _load(int4pack_matmul.kernel_spec.extra["torch"])  # the registered backend
+                fast["int4_torch"] = pack_int4_torch(codes, _np(self.scales.float()), self._zero_points(),
+                                                     fmt.group_size)
+            from ._formats import _E2M1_SIGNED, e4m3_decode
+
+            if fmt.weight_format == "int":
+                lut = np.arange(16, dtype=np.float32)
+                if signed:
+                    lut = np.where(lut >= 8, lut - 16, lut).astype(np.float32)
+                s = self.scales.float()
+            elif fmt.weight_format == "mxfp4":
+                lut, s = _E2M1_SIGNED.astype(np.float32), torch.exp2(self.scales.float() - 127.0)
+            else:
+                lut = _E2M1_SIGNED.astype(np.float32)
+                s = torch.from_numpy(e4m3_decode(_np(self.scales))) * float(self.format_scale)
+            fast["lut"] = (torch.from_numpy(lut), s.contiguous(),
+                           None if self.zeros is None else torch.from_numpy(self._zero_points()).float())
+        self._fast = fast
+        return fast
+
+    def _resolve_path(self, M, device):
+        """The kernel for ``M`` rows: a rule measured by ``benchmarks/_int4_dispatch.py`` (see the class doc)."""
+        fmt = self.fmt
+        backend = self.backend or get_config()["backend"]
+        if self.act_bits is not None or fmt.n_bits != 4 or backend == "reference":
+            return "reference"
+        if device.type == "cuda" or backend == "triton":
+            from sklearn_frontier.kernels._dispatch import cuda_available, triton_available, triton_interpret
+
+            if (fmt.weight_format == "int" and self.transform != "block" and triton_available()
+                    and (cuda_available() or triton_interpret())):
+                return "triton"
+            return "reference"
+        if self._fast["int4_torch"] is not None and backend != "numba":
+            return "torch_int4" if M <= cpu_max_rows("torch_int4", *self._shape) else "dequantize"
+        if backend != "numba" and M > cpu_max_rows("numba_lut4", *self._shape):
+            return "dequantize"
+        return "numba_lut4"
+
+    def _residual_weight(self):
+        """Float32 ``(lut[q] - z) s`` (m, n) decoded from the packed nibbles (no transform, no tensor scale)."""
+        from sklearn_frontier.kernels.quantization import lut4_dequantize
+
+        with config_context(backend="numba"):
+            return lut4_dequantize(self.qweight, *self._fast["lut"], group_size=self.fmt.group_size,
+                                   n=self.in_features)
+
+    def _transformed(self, x):
+        t = self._fast["t"]
+        if t is None:
+            return x
+        if t.ndim == 1:
+            return x * t
+        nb, B, _ = t.shape
+        return torch.einsum("mbi,bji->mbj", x.reshape(x.shape[0], nb, B), t).reshape(x.shape[0], -1)
 
     def forward(self, x):
         """Apply the quantized linear map ``x @ W_hat.T + bias``.
+
+        The path that ran is recorded in ``last_path_`` ("torch_int4", "numba_lut4", "triton", "dequantize"
+        or "reference").
 
         Parameters
         ----------
@@ -236,42 +379,66 @@ class TwinQuantLinear(torch.nn.Module):
             raise ValueError(f"expected input with last dimension {self.in_features}, got {x.shape[-1]}.")
         lead = x.shape[:-1]
         x2 = x.reshape(-1, self.in_features)
-        if self._kernel_ok():
-            from sklearn_frontier.kernels._dispatch import _REGISTRY, _resolve_backend
+        fast = self._fast
+        if fast is None or fast["key"] != self._state_key():
+            fast = self._prepare()
+        path = self._resolve_path(x2.shape[0], x2.device)
+        self.__dict__["last_path_"] = path  # (plain attribute; skips nn.Module.__setattr__ on the hot path)
+        xf = x2.to(torch.float32)
+        if path == "triton":
             from sklearn_frontier.kernels.quantization import dual_matmul
 
-            backend = self.backend or get_config()["backend"]
-            resolved = _resolve_backend(_REGISTRY["dual_matmul"], backend)
-            if resolved == "numba" and x2.shape[0] > 8 and self.backend is None:
-                resolved = "reference"  # GEMM-bound: torch's matmul on the dequantized weight is faster on CPU
-            xin = x2 if x2.dtype in (torch.float32, torch.float16) else x2.to(torch.float32)
-            with config_context(backend=resolved):
-                y = dual_matmul(xin, self.qweight, self.scales, self.zeros, float(self.tensor_scale),
-                                self.lowrank_up if self.rank else None, self.lowrank_down if self.rank else None,
+            with config_context(backend="triton"):
+                zp = None if self.zeros is None else torch.from_numpy(self._zero_points()).to(xf.device)
+                y = dual_matmul(xf, self.qweight, self.scales.float(), zp, fast["tensor_scale"],
+                                fast["up_t"].T if self.rank else None, self.lowrank_down if self.rank else None,
                                 self.input_transform, self.bias, group_size=self.fmt.group_size)
             return y.to(x.dtype).reshape(*lead, self.out_features)
-        xf = x2.to(torch.float32)
-        if self.act_bits is None:
+        if path in ("torch_int4", "numba_lut4"):
+            xr = self._transformed(xf)
+            if path == "torch_int4":
+                y = fast["int4_fn"](xr, *fast["int4_torch"], self.fmt.group_size, self.out_features)
+            else:
+                from sklearn_frontier.kernels.quantization import lut4_matmul
+
+                with config_context(backend="numba"):
+                    y = lut4_matmul(xr, self.qweight, *fast["lut"], group_size=self.fmt.group_size)
+            if self.rank:
+                y = y.mul_(fast["tensor_scale"]).addmm_(xf @ fast["down_t"], fast["up_t"])
+            elif self.bias is not None:
+                y = torch.add(self.bias, y, alpha=fast["tensor_scale"])
+                return y.to(x.dtype).reshape(*lead, self.out_features)
+            else:
+                y = y.mul_(fast["tensor_scale"])
+        elif path == "dequantize":  # GEMM-bound: decoding the residual once per call, then one fp32 GEMM
+            y = (self._transformed(xf) @ self._residual_weight().T).mul_(fast["tensor_scale"])
+            if self.rank:
+                y = y.addmm_(xf @ fast["down_t"], fast["up_t"])
+        elif self.act_bits is None:
             y = xf @ self.dequantize().to(xf.device).T
         else:
-            qw = self.to_quantized()
-            from ._formats import apply_input_transform, dequantize_groups, resolve_format
-
-            T = qw.input_transform
-            xt = xf.cpu().numpy().astype(np.float64)
-            if T is not None:
-                xt = apply_input_transform(xt, T.astype(np.float64) if np.ndim(T) == 1
-                                           else np.transpose(T.astype(np.float64), (0, 2, 1)))
-            afmt = resolve_format(self.act_format or "int", self.act_bits, None, True, self.in_features,
-                                  default_group=self.fmt.group_size)
-            xq = fake_quantize_torch(torch.from_numpy(xt), afmt).to(torch.float32)
-            deq = dequantize_groups(qw.codes, qw.scales, qw.zero_points, qw.fmt, qw.format_scale)
-            y = float(qw.tensor_scale) * (xq @ torch.from_numpy(deq).T)
-            if self.rank:
-                y = y + (xf @ self.lowrank_down.float().T) @ self.lowrank_up.float().T
+            y = self._forward_fake_quantized(xf)
         if self.bias is not None:
-            y = y + self.bias
+            y = y.add_(self.bias)
         return y.to(x.dtype).reshape(*lead, self.out_features)
+
+    def _forward_fake_quantized(self, xf):
+        qw = self.to_quantized()
+        from ._formats import apply_input_transform, dequantize_groups, resolve_format
+
+        T = qw.input_transform
+        xt = xf.cpu().numpy().astype(np.float64)
+        if T is not None:
+            xt = apply_input_transform(xt, T.astype(np.float64) if np.ndim(T) == 1
+                                       else np.transpose(T.astype(np.float64), (0, 2, 1)))
+        afmt = resolve_format(self.act_format or "int", self.act_bits, None, True, self.in_features,
+                              default_group=self.fmt.group_size)
+        xq = fake_quantize_torch(torch.from_numpy(xt), afmt).to(torch.float32)
+        deq = dequantize_groups(qw.codes, qw.scales, qw.zero_points, qw.fmt, qw.format_scale)
+        y = xq @ torch.from_numpy(deq).T
+        if self.rank:
+            y = y + (xf @ self.lowrank_down.float().T) @ self.lowrank_up.float().T
+        return float(qw.tensor_scale) * y.to(xf.device)
 
     def extra_repr(self):
         """Describe the layer's settings in its ``repr``.
@@ -288,224 +455,3 @@ class TwinQuantLinear(torch.nn.Module):
     def _save_to_state_dict(self, destination, prefix, keep_vars):
         super()._save_to_state_dict(destination, prefix, keep_vars)
 
-
-# ---------------------------------------------------------------------------------------------- model
-@dataclass
-class QuantizationReport:
-    """Per-layer results of :func:`quantize_model`.
-
-    Parameters
-    ----------
-    model : torch.nn.Module
-        The quantized model.
-    layers : list of dict, default=[]
-        One record per quantized layer (name, shape, method, bits per weight, errors, fit time).
-    total_time_s : float, default=0.0
-        Wall time of the whole quantization.
-
-    See Also
-    --------
-    quantize_model : Produce this report.
-
-    Examples
-    --------
-    >>> import torch
-    >>> from sklearn_frontier.quantization import quantize_model
-    >>> net = torch.nn.Sequential(torch.nn.Linear(32, 16))
-    >>> report = quantize_model(net, method="rtn", group_size=16)
-    >>> len(report.layers)
-    1
-    """
-
-    model: object
-    layers: list = field(default_factory=list)
-    total_time_s: float = 0.0
-
-    @property
-    def total_bits(self):
-        return int(sum(r["bits_per_weight"] * r["shape"][0] * r["shape"][1] for r in self.layers))
-
-    @property
-    def mean_bits_per_weight(self):
-        n = sum(r["shape"][0] * r["shape"][1] for r in self.layers)
-        return self.total_bits / n if n else float("nan")
-
-    def to_frame(self):
-        """Return the per-layer records as a table.
-
-        Returns
-        -------
-        frame : pandas.DataFrame
-            One row per layer (the bits breakdown left out).
-        """
-        import pandas as pd
-
-        return pd.DataFrame([{k: v for k, v in r.items() if k != "bits_breakdown"} for r in self.layers])
-
-    def __str__(self):
-        cols = ["name", "shape", "method", "bits_per_weight", "calib_relative_error", "weight_relative_error",
-                "fit_time_s"]
-        lines = [" | ".join(cols)]
-        for r in self.layers:
-            lines.append(" | ".join(f"{r[c]:.4g}" if isinstance(r[c], float) else str(r[c]) for c in cols))
-        lines.append(f"mean bits/weight {self.mean_bits_per_weight:.4g}, total time {self.total_time_s:.3g} s")
-        return "\n".join(lines)
-
-
-def _make_quantizer(method, n_bits, group_size, rank, weight_format, act_bits, quantizer_params, random_state):
-    params = dict(quantizer_params or {})
-    if not isinstance(method, str):
-        return clone(method).set_params(**params) if params else clone(method)
-    common = dict(n_bits=n_bits, group_size=group_size, weight_format=weight_format, act_bits=act_bits)
-    if method == "twinquant":
-        return TwinQuant(rank=rank, random_state=random_state, **common, **params)
-    if method == "svd":
-        return SVDQuantizer(rank=rank, random_state=random_state, **common, **params)
-    if method == "rtn":
-        return RTNQuantizer(**common, **params)
-    if method == "wush":
-        return WUSHQuantizer(**common, **params)
-    raise ValueError(f"method must be 'twinquant', 'svd', 'rtn', 'wush' or an estimator, got {method!r}.")
-
-
-def _feed(module, batch, forward_fn):
-    if forward_fn is not None:
-        return forward_fn(module, batch)
-    if isinstance(batch, tuple):
-        return module(*batch)
-    if isinstance(batch, dict):
-        return module(**batch)
-    return module(batch)
-
-
-def _quantize_layer(W, stats, settings):
-    """Fit one layer's quantizer (a joblib task: plain arrays in, fitted quantizer and its outputs back)."""
-    t0 = time.perf_counter()
-    est = _make_quantizer(*settings)
-    est.fit(W, X_calib=stats)
-    return est, est.quantize(), est.transform(W).astype(np.float64), time.perf_counter() - t0
-
-
-def quantize_model(module, calibration_inputs=None, method="twinquant", *, n_bits=4, group_size=None, rank=8,
-                   weight_format="int", act_bits=None, include=None, exclude=None, quantizer_params=None,
-                   forward_fn=None, max_calibration_tokens=4096, backend=None, n_jobs=None, random_state=None,
-                   verbose=0):
-    """Replace every matching ``nn.Linear`` of ``module`` by a :class:`TwinQuantLinear`, in place.
-
-    One calibration pass of the FP model over ``calibration_inputs`` (an iterable of batches, fed as
-    ``module(*b)`` for tuples, ``module(**b)`` for dicts, ``module(b)`` otherwise, or ``forward_fn(module, b)``)
-    accumulates each layer's input statistics; each layer is then quantized in the output metric
-    (weight metric without data).
-
-    Parameters
-    ----------
-    module : torch.nn.Module
-        The model, modified in place.
-    calibration_inputs : iterable or None
-        Batches of model inputs for the calibration pass; None quantizes in the weight metric.
-    method : {"twinquant", "svd", "rtn", "wush"} or estimator, default="twinquant"
-        The quantization method, or an unfitted quantizer used as a template.
-    n_bits, group_size, rank, weight_format, act_bits : quantizer settings
-        Passed to the quantizer's constructor.
-    include, exclude : list of str or None
-        Fnmatch patterns on qualified module names.
-    quantizer_params : dict or None
-        Extra constructor arguments of the quantizer.
-    forward_fn : callable or None
-        ``forward_fn(module, batch)`` runs one calibration batch; None feeds it directly.
-    max_calibration_tokens : int, default=4096
-        Token reservoir kept per layer (for W4A4); the Gram uses every token.
-    backend : str or None
-        Kernel backend stored on the new modules.
-    n_jobs : int, default=None
-        Layers quantized in parallel through :class:`sklearn.utils.parallel.Parallel` (so
-        ``joblib.parallel_config(backend="dask")`` spreads them over a cluster); the result does not
-        depend on it.
-    random_state : int or None
-        Seed of the quantizers and of the token reservoirs.
-    verbose : int, default=0
-        Progress bar over layers when > 0.
-
-    Returns
-    -------
-    report : QuantizationReport
-        Per-layer results.
-
-    Examples
-    --------
-    >>> import torch
-    >>> from sklearn_frontier.quantization import quantize_model
-    >>> net = torch.nn.Sequential(torch.nn.Linear(32, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
-    >>> report = quantize_model(net, [torch.randn(8, 32)], method="rtn", group_size=16)
-    >>> [row["name"] for row in report.layers]
-    ['0', '2']
-    """
-    start = time.perf_counter()
-    if not isinstance(method, str) and not hasattr(method, "fit"):
-        raise ValueError(f"method must be a string or an estimator, got {method!r}.")
-    if isinstance(method, str) and method not in ("twinquant", "svd", "rtn", "wush"):
-        raise ValueError(f"method must be 'twinquant', 'svd', 'rtn', 'wush' or an estimator, got {method!r}.")
-    targets, seen = [], set()
-    for name, sub in module.named_modules():
-        if not isinstance(sub, torch.nn.Linear) or isinstance(sub, TwinQuantLinear) or id(sub) in seen:
-            continue
-        if include is not None and not any(fnmatch.fnmatch(name, p) for p in include):
-            continue
-        if exclude is not None and any(fnmatch.fnmatch(name, p) for p in exclude):
-            continue
-        seen.add(id(sub))
-        targets.append((name, sub))
-    report = QuantizationReport(model=module)
-    if not targets:
-        warnings.warn("quantize_model found no matching nn.Linear to quantize.", UserWarning, stacklevel=2)
-        return report
-    stats = {}
-    if calibration_inputs is not None:
-        hooks = []
-        for name, sub in targets:
-            stats[name] = CalibrationStats(sub.in_features, max_samples=max_calibration_tokens, random_state=0)
-
-            def hook(mod, inputs, output, name=name):
-                x = inputs[0].detach().reshape(-1, mod.in_features).to(torch.float64).cpu().numpy()
-                stats[name].update(x)
-
-            hooks.append(sub.register_forward_hook(hook))
-        try:
-            with torch.no_grad():
-                for i, batch in enumerate(calibration_inputs):
-                    try:
-                        _feed(module, batch, forward_fn)
-                    except Exception as exc:
-                        raise type(exc)(f"calibration forward failed on batch {i}: {exc}") from exc
-        finally:
-            for h in hooks:
-                h.remove()
-    parents = dict(module.named_modules())
-    settings = (method, n_bits, group_size, rank, weight_format, act_bits, quantizer_params, random_state)
-    jobs = []
-    for name, sub in targets:
-        st = stats.get(name)
-        jobs.append((name, sub.weight.detach().to(torch.float32).cpu().numpy(),
-                     st if st is not None and st.n_samples_ > 0 else None))
-    fitted = Parallel(n_jobs=n_jobs, return_as="generator")(
-        delayed(_quantize_layer)(W, st, settings) for _, W, st in jobs)
-    bar = progress_bar(zip(targets, jobs, fitted), total=len(jobs), desc="quantize_model", verbose=verbose,
-                       unit="layer")
-    for (name, sub), (_, W, st), (est, packed, W_hat, fit_time) in bar:
-        bar.set_postfix(layer=name)
-        new = TwinQuantLinear.from_quantized(packed, bias=sub.bias, backend=backend)
-        new.to(sub.weight.device)
-        parent_name, _, child = name.rpartition(".")
-        setattr(parents[parent_name] if parent_name else module, child, new)
-        W64 = W.astype(np.float64)
-        wrel = float(np.sum((W64 - W_hat) ** 2) / max(np.sum(W64**2), 1e-300))
-        report.layers.append({
-            "name": name, "shape": tuple(W.shape), "method": type(est).__name__,
-            "bits_per_weight": float(est.bits_per_weight_), "bits_breakdown": dict(est.bits_breakdown_),
-            "calib_relative_error": float(est.reconstruction_error_) if st is not None else float("nan"),
-            "weight_relative_error": wrel, "fit_time_s": fit_time,
-            "rank": int(getattr(est, "rank_", 0)), "group_size": int(est.group_size_),
-        })
-    bar.close()
-    report.total_time_s = time.perf_counter() - start
-    return report

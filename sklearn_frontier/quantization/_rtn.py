@@ -28,6 +28,7 @@ class RTNQuantizer(_BaseWeightQuantizer):
     ----------
     codes_ : ndarray of shape (out_features, in_features), int8
     scales_ : ndarray of shape (out_features, n_groups)
+        Group scales as stored: bfloat16 values (held in float32) for INT, E8M0/E4M3 bits for MXFP4/NVFP4.
     zero_points_ : ndarray or None
     tensor_scale_ : float32
         RMS of the weight; scales are stored relative to it.

@@ -66,7 +66,7 @@ class _LowRankMixin:
             D = down.astype(np.float64)
             H = self._metric if self._metric is not None else np.eye(D.shape[1])
             coef = np.linalg.solve(D @ H @ D.T, D @ H @ W_rows.T).T
-            up = coef.astype(np.float16)
+            up = (coef / float(self.tensor_scale_)).astype(np.float16)  # stored relative to the tensor scale
             if not np.all(np.isfinite(up)):
                 raise ValueError("the low-rank coefficients of a row of X overflow float16.")
         else:
@@ -239,8 +239,8 @@ class SVDQuantizer(_LowRankMixin, _BaseWeightQuantizer):
         qw, G = build(B, V)
         best = (objective(W, dequantize_weight(qw).astype(np.float64), H), qw, G, B, V)
         for _ in range(self.n_refinements if r else 0):
-            deq = (dequantize_weight(qw).astype(np.float64) - (0.0 if qw.lowrank_up is None else
-                   qw.lowrank_up.astype(np.float64) @ qw.lowrank_down.astype(np.float64))) / float(s_W)
+            deq = dequantize_weight(qw).astype(np.float64) / float(qw.tensor_scale) - (
+                0.0 if qw.lowrank_up is None else qw.lowrank_up.astype(np.float64) @ qw.lowrank_down.astype(np.float64))
             target = Wn - deq
             if self.smooth:
                 Bs, Vs = svd_init(target * lam[None, :], r, None, False, self.svd_solver, self.random_state)

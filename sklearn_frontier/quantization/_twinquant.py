@@ -286,7 +286,7 @@ class TwinQuant(_LowRankMixin, _BaseWeightQuantizer):
             est._fit_weight(W, s_W, fmt, None if H is None else _GramOnly(H))
             V = est.components_.T
             if r:
-                L = est.lowrank_up_.astype(np.float64) @ est.lowrank_down_.astype(np.float64) / float(s_W)
+                L = est.lowrank_up_.astype(np.float64) @ est.lowrank_down_.astype(np.float64)  # in W / s_W units
                 V, _ = np.linalg.qr(L.T)
                 V = V[:, :r]
                 return L @ V, V

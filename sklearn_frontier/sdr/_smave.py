@@ -1,5 +1,6 @@
 """SMAVE: stochastic Riemannian MAVE for the central mean subspace (linear cost in n per step)."""
 
+import math
 import warnings
 from numbers import Integral, Real
 
@@ -20,9 +21,13 @@ from ._base import (
     opg_init,
     projected_local_fits,
 )
-from ._sgd import auto_batch_size, epoch_batches, random_batches, run_steps
+from ._sgd import AVERAGE_GAMMA, StreamAverage, auto_batch_size, epoch_batches, random_batches, run_steps
 from ._stream import Reservoir, RunningMoments, rescale_basis
 
+# partial_fit anchors a quarter of each chunk (at least one batch): at 10^6 rows in chunks of 10^5 a whole pass
+# took 3.5x the one-shot fit's time for a worse subspace than the quarter (benchmarks/results/smave.md); every
+# row of the chunk still serves as a neighbour, and the stream's running mean carries the earlier chunks.
+STREAM_ANCHOR_FRACTION = 0.25
 MAX_INIT_ROWS = 20000  # the OPG start is computed on a subsample of at most this many rows (bounded memory)
 
 
@@ -78,13 +83,17 @@ class SMAVE(_BaseSDR):
         Restarts; the one with the lowest exact evaluation loss is kept.
     tol : float, default=1e-3
         Stopping rule: after every ``n_iter_no_change`` steps, stop when the mean projection ``mean B B^T`` of
-        the window's iterates differs from the previous window's by less than ``tol`` (Frobenius); None runs
-        ``max_iter`` steps and never warns. Not used by ``partial_fit`` (one pass per call).
+        the window's iterates differs from the previous window's (Frobenius) by less than
+        ``max(tol, 0.15 sqrt(d (p - d) / n), spread / 2)``: ``tol``, a fraction of the subspace's sampling
+        resolution at n rows (so small data sets stop at their own precision), or half the RMS scatter of the
+        window's iterates about their mean. None runs ``max_iter`` steps and never warns. Not used by
+        ``partial_fit`` (a fixed share of each chunk per call).
     n_iter_no_change : int, default=20
         Window length of the stopping rule and of the averaging.
     average : bool, default=True
         Return the leading eigenvectors of the last full window's mean projection (iterate averaging) rather
-        than the last iterate.
+        than the last iterate; under ``partial_fit``, of the running mean projection of every iterate of the
+        stream, step ``t`` weighted by its anchors times ``t + 1``.
     reservoir_size : int, default=20000
         Rows kept from earlier chunks by ``partial_fit`` (a uniform sample of the stream); each call localises
         its anchors among these rows and the new chunk.
@@ -260,12 +269,12 @@ class SMAVE(_BaseSDR):
             return qr_retraction(rng.standard_normal((p, d)))
         return self._check_init_array(self.init, p, d)
 
-    def _steps(self, Z, y, B, k, m, batches, t0, tol, total=None):
+    def _steps(self, Z, y, B, k, m, batches, t0, tol, total=None, stream_average=None):
         return run_steps(Z, y, B, k=k, kernel=self.kernel, ridge=self.ridge, eta0=self.eta0,
                          learning_rate=self.learning_rate, decay_steps=self.decay_steps, retraction=self.retraction,
                          batches=batches, t0=t0, refresh=self.refresh_neighbors, refresh_tol=self.refresh_tol,
                          tol=tol, window=self.n_iter_no_change, average=self.average, verbose=self.verbose,
-                         total=total)
+                         total=total, stream_average=stream_average)
 
     def _evaluate(self, Z, y, B, k, rng):
         n = Z.shape[0]
@@ -335,7 +344,11 @@ class SMAVE(_BaseSDR):
         self._stream = {"reservoir_X": Z[rows] * self.scale_ + self.mean_, "reservoir_y": y[rows].copy(),
                         "x_mean": self.mean_.copy(), "x_m2": np.einsum("ij,ij->j", Z, Z) * self.scale_ ** 2,
                         "y_mean": self.y_mean_, "y_m2": float(np.var(y) * n),
-                        "seed": int(rng.randint(np.iinfo(np.int32).max)), "calls": 0}
+                        "seed": int(rng.randint(np.iinfo(np.int32).max)), "calls": 0,
+                        # the fitted basis starts both the iterate and the stream's running mean, the latter
+                        # weighted as the last window of the fit (see StreamAverage)
+                        "iterate": self.components_.T.copy(), "mean_B": self.components_.T.copy(),
+                        "mean_weight": self.n_iter_no_change * self.batch_size_ * (self.t_ + 1.0) ** AVERAGE_GAMMA}
 
     def _streaming(self):
         return type(self)._STREAMING
@@ -345,12 +358,15 @@ class SMAVE(_BaseSDR):
         """Run one pass of SMAVE's steps over the chunk ``(X, y)``, continuing from the current state.
 
         The first call (on an unfitted estimator) standardises by the chunk and starts from ``init``; later calls
-        (and calls after :meth:`fit`) continue from the current basis and step-size clock ``t_``. Standardisation
-        uses the running moments of every row seen (the basis is re-expressed so that its original-unit
-        directions are unchanged). Each call localises the chunk's anchors among the chunk and a uniform
-        reservoir of at most ``reservoir_size`` earlier rows, so memory stays bounded however long the stream. The steps
-        are always the stochastic ones (``solver`` applies to :meth:`fit` only); ``tol`` and ``max_iter`` are not
-        used (one pass per call).
+        (and calls after :meth:`fit`) continue from the current iterate, running mean and step-size clock
+        ``t_``. Standardisation uses the running moments of every row seen (the bases are re-expressed so that
+        their original-unit directions are unchanged). Each call draws a quarter of the chunk's rows (at least
+        one batch) as anchors, in batches, and localises them among the whole chunk and a uniform reservoir of
+        at most ``reservoir_size`` earlier rows, so memory stays bounded however long the stream. Each iterate
+        is folded into the stream's running mean projection (see ``average``): one chunk's neighbourhoods only
+        resolve the subspace to that working set's precision, the mean over chunks to the stream's. The steps
+        are always the stochastic ones (``solver`` applies to :meth:`fit` only); ``tol`` and ``max_iter`` are
+        not used.
 
         Parameters
         ----------
@@ -405,20 +421,28 @@ class SMAVE(_BaseSDR):
         Z = (W - self.mean_) / self.scale_
         yt = (yw - self.y_mean_) / self.y_scale_
         k, m = self._k_and_batch(n_work, d)
-        self.n_neighbors_, self.batch_size_ = k, min(m, n_chunk)
+        rows = np.arange(n_work - n_chunk, n_work)
+        n_anchor = min(n_chunk, max(math.ceil(STREAM_ANCHOR_FRACTION * n_chunk), m))
+        if n_anchor < n_chunk:
+            rows = np.sort(rng.choice(rows, n_anchor, replace=False))
+        self.n_neighbors_, self.batch_size_ = k, min(m, n_anchor)
         if first:
             B = self._initial_basis(Z, yt, rng)
             self.init_components_ = B.T.copy()
-            t0 = 0
+            t0, mean = 0, StreamAverage(gamma=AVERAGE_GAMMA)
         else:
-            B = rescale_basis(self.components_.T, old_scale, self.scale_)
+            B = rescale_basis(st["iterate"], old_scale, self.scale_)
             t0 = self.t_
-        rows = np.arange(n_work - n_chunk, n_work)
-        run = self._steps(Z, yt, B, k, m, epoch_batches(rng, rows, self.batch_size_), t0, None)
+            mean = StreamAverage(rescale_basis(st["mean_B"], old_scale, self.scale_), st["mean_weight"],
+                                 AVERAGE_GAMMA)
+        run = self._steps(Z, yt, B, k, m, epoch_batches(rng, rows, self.batch_size_), t0, None,
+                          stream_average=mean)
         loss, theta, ok = self._evaluate(Z, yt, run["B"], k, rng)
         self._store(run, theta, ok, loss)
         reservoir.add(X, y, rng)
         self.n_samples_seen_ += n_chunk
         st.update(reservoir_X=reservoir.X, reservoir_y=reservoir.y, x_mean=mx.mean, x_m2=mx.m2,
-                  y_mean=float(my.mean[0]), y_m2=float(my.m2[0]), calls=st["calls"] + 1)
+                  y_mean=float(my.mean[0]), y_m2=float(my.m2[0]), calls=st["calls"] + 1,
+                  iterate=run["B_last"], mean_B=mean.B if mean.B is not None else run["B_last"],
+                  mean_weight=mean.weight)
         return self

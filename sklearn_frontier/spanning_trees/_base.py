@@ -2,6 +2,7 @@
 
 import copy
 import math
+import os
 import warnings
 from dataclasses import replace
 from numbers import Integral, Real
@@ -11,7 +12,6 @@ from scipy.stats import chi2
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn_frontier.utils._parallel import Parallel, delayed
 
 from sklearn_frontier.utils._compat import (
     Interval,
@@ -24,8 +24,9 @@ from sklearn_frontier.utils._compat import (
 from sklearn_frontier.utils._mcmc import ess_bulk, rank_normalized_split_rhat
 from sklearn_frontier.utils._validation import check_distinct_rows, coordinate_scale
 
+from ._checkpoint import fingerprint, run_chains
 from ._domain import build_domain_graph, parse_domain
-from ._mcmc import ChainData, init_chain, run_chain
+from ._mcmc import ChainData, init_chain
 from ._predict import attachment_candidates, attachment_weights
 from ._trees import TreeContext
 
@@ -49,6 +50,8 @@ _COMMON_CONSTRAINTS = {
     "predict_weighting": [StrOptions({"uniform", "distance", "barycentric"})],
     "attachment": [StrOptions({"random", "mean"})],
     "warm_start": ["boolean"],
+    "checkpoint": [str, os.PathLike, None],
+    "checkpoint_every": [Interval(Integral, 1, None, closed="left")],
     "verbose": ["verbose"],
     "random_state": ["random_state"],
 }
@@ -200,9 +203,9 @@ class _BaseSpanningTreeEnsemble(RegressorMixin, BaseEstimator):
         edge_stride = max(1, math.ceil(max(n_kept_expected, 1) / 100))
         kwargs = dict(n_burnin=burnin, thin=self.thin, edge_stride=edge_stride, noise_prior=(self.nu, lam_s), fixed_sigma2=fixed,
                       tree_prior=tree_prior, tree_jitter=jitter, tree_update_prob=p_tree)
-        results = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-            delayed(run_chain)(ctx, family, data, ch, self.n_iter, verbose=self.verbose, desc=f"chain {i}", **kwargs)
-            for i, ch in enumerate(chains))
+        fp = None if self.checkpoint is None else fingerprint(self, X, y, sw, chains if continuing else None)
+        results, chains, self._predict_seed = run_chains(self, ctx, family, data, chains, self.n_iter, kwargs, fp,
+                                                         self._predict_seed)
         draws = self._assemble(results, y_scale)
         if continuing and same_data:
             prev = self.draws_

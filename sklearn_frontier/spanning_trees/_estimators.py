@@ -72,6 +72,15 @@ class PRBASTRegressor(_BaseSpanningTreeEnsemble):
         was measured better calibrated (horseshoe, 95% predictive coverage 0.95 vs 0.97-0.98).
     warm_start : bool, default=False
         Continue the saved chains on the same data.
+    checkpoint : str, path-like or None, default=None
+        File of an MCMC checkpoint (``.npz``, no pickle), written atomically every ``checkpoint_every``
+        sweeps and when SIGINT interrupts the fit (at the end of the current sweep; ``KeyboardInterrupt``
+        is then raised). If the file exists when ``fit`` starts, the fit resumes from it (the same data
+        and parameters are required, else ``StateFileError``, a ``ValueError``): a fit killed by SIGKILL
+        or interrupted by SIGINT and fitted again gives bit-for-bit the uninterrupted result. The file
+        is kept after the fit (fitting again returns the same result); delete it to start afresh.
+    checkpoint_every : int, default=100
+        Sweeps between checkpoints.
     verbose : int, default=0
         Verbosity level.
     random_state : int, RandomState instance or None, default=None
@@ -131,7 +140,8 @@ class PRBASTRegressor(_BaseSpanningTreeEnsemble):
                  domain_tolerance=1e-3, tree_prior="length_mst", tree_jitter=0.3, tree_update_prob=0.2, nu=3.0,
                  q=0.9, noise_variance=None, n_iter=1000, n_burnin=300, thin=2, n_chains=1, n_jobs=None,
                  predict_neighbors="triangle", n_predict_neighbors=5, predict_weighting="barycentric",
-                 attachment="mean", warm_start=False, verbose=0, random_state=None):
+                 attachment="mean", warm_start=False, checkpoint=None, checkpoint_every=100, verbose=0,
+                 random_state=None):
         self.n_trees = n_trees
         self.component = component
         self.domain = domain
@@ -155,6 +165,8 @@ class PRBASTRegressor(_BaseSpanningTreeEnsemble):
         self.predict_weighting = predict_weighting
         self.attachment = attachment
         self.warm_start = warm_start
+        self.checkpoint = checkpoint
+        self.checkpoint_every = checkpoint_every
         self.verbose = verbose
         self.random_state = random_state
 
@@ -209,7 +221,7 @@ class BASTRegressor(_BaseSpanningTreeEnsemble):
         As in :class:`PRBASTRegressor`.
     attachment : {"random", "mean"}, default="random"
         See PRBASTRegressor; BAST's code attaches at random.
-    warm_start, verbose, random_state : see PRBASTRegressor
+    warm_start, checkpoint, checkpoint_every, verbose, random_state : see PRBASTRegressor
         As in :class:`PRBASTRegressor`.
 
     Attributes
@@ -251,7 +263,7 @@ class BASTRegressor(_BaseSpanningTreeEnsemble):
                  n_neighbors=8, metric="euclidean", domain_tolerance=1e-3, nu=3.0, q=0.9, noise_variance=None,
                  n_iter=1500, n_burnin=500, thin=2, n_chains=1, n_jobs=None, predict_neighbors="triangle",
                  n_predict_neighbors=5, predict_weighting="uniform", attachment="random", warm_start=False,
-                 verbose=0, random_state=None):
+                 checkpoint=None, checkpoint_every=100, verbose=0, random_state=None):
         self.n_trees = n_trees
         self.k_max = k_max
         self.lambda_k = lambda_k
@@ -274,6 +286,8 @@ class BASTRegressor(_BaseSpanningTreeEnsemble):
         self.predict_weighting = predict_weighting
         self.attachment = attachment
         self.warm_start = warm_start
+        self.checkpoint = checkpoint
+        self.checkpoint_every = checkpoint_every
         self.verbose = verbose
         self.random_state = random_state
 

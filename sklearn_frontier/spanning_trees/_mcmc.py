@@ -34,8 +34,11 @@ def init_chain(ctx, family, data, n_trees, rng, *, tree_prior, sigma2_init, bast
 
 
 def run_chain(ctx, family, data, chain, n_sweeps, *, n_burnin, thin, noise_prior, fixed_sigma2, tree_prior,
-              tree_jitter, tree_update_prob, edge_stride=1, verbose=0, desc="chain"):
-    """Run ``n_sweeps`` more sweeps of ``chain`` (in place); return the kept draws and acceptance counts."""
+              tree_jitter, tree_update_prob, edge_stride=1, verbose=0, desc="chain", stop=None):
+    """Run ``n_sweeps`` more sweeps of ``chain`` (in place); return the kept draws and acceptance counts.
+
+    ``stop`` (a ``threading.Event``) ends the run early, at the end of a sweep, once it is set.
+    """
     rng = chain["rng"]
     states, glob, F = chain["states"], chain["glob"], chain["F"]
     W, S0 = data.W, data.S0
@@ -87,5 +90,7 @@ def run_chain(ctx, family, data, chain, n_sweeps, *, n_burnin, thin, noise_prior
         if verbose >= 2 and t % 100 == 0:
             rates = {m: (a / b if b else float("nan")) for m, (a, b) in acc.items()}
             print(f"[{desc}] sweep {t}: sigma2={sigma2:.4g} acceptance={rates}")
+        if stop is not None and stop.is_set():
+            break
     bar.close()
     return kept, acc

@@ -2,16 +2,21 @@
 
 The estimators stay plain scikit-learn estimators: they build a :class:`skorch.NeuralNet` subclass inside
 ``fit`` from their own parameters, train it, and keep only plain results (a state dict of arrays, the
-history as a list of dicts). Batches come from :func:`row_batches`, a ``DataLoader`` over whole index
-batches of in-memory tensors (no per-row collation) whose shuffling uses a local ``torch.Generator``;
-the loader's own generator is seeded too, so no code path touches the global torch RNG.
+history as a list of dicts). Batches come from :func:`row_batches`, a light loader over whole index
+batches of in-memory tensors (no per-row collation, no ``DataLoader`` iterator per epoch) whose shuffling
+uses a local ``torch.Generator``, so no code path touches the global torch RNG. :class:`LeanNet` records
+the epoch losses in its own epoch loop instead of skorch's two ``PassthroughScoring`` callbacks, which
+cost more per epoch than the forward pass of the suite's small networks (same history keys).
 """
 
 import numbers
 
 import numpy as np
 import torch
-from torch.utils.data import DataLoader, Dataset, Sampler, Subset
+from skorch import NeuralNet
+from skorch.callbacks import EarlyStopping, EpochTimer, PrintLog
+from skorch.dataset import get_len
+from torch.utils.data import Dataset, Sampler, Subset
 
 OPTIMIZERS = {"adam": "Adam", "adamw": "AdamW", "sgd": "SGD", "rmsprop": "RMSprop", "lbfgs": "LBFGS"}
 # skorch parameters an estimator sets itself from its own parameters (so net_params must not hold them)
@@ -58,6 +63,12 @@ class TensorRows(Dataset):
         return RowBatch({key: value[index] for key, value in self.X.items()}), \
             None if self.y is None else self.y[index]
 
+    def rows(self, index):
+        """A new :class:`TensorRows` of the rows at ``index`` (copied once, so batches index it directly)."""
+        index = torch.as_tensor(np.asarray(index, dtype=np.int64))
+        return TensorRows({key: value[index] for key, value in self.X.items()},
+                          None if self.y is None else self.y[index])
+
 
 class _BatchSampler(Sampler):
     """Batches of row positions; a fresh permutation from ``generator`` per epoch when shuffling."""
@@ -80,12 +91,36 @@ class _BatchSampler(Sampler):
             yield order[start:start + self.batch_size].tolist()
 
 
-def _as_is(batch):
-    return batch
+class RowLoader:
+    """Iterable of ``dataset[batch_index]`` over a :class:`_BatchSampler` (what skorch iterates each epoch)."""
+
+    def __init__(self, dataset, sampler):
+        self.dataset, self.sampler = dataset, sampler
+
+    def __len__(self):
+        return len(self.sampler)
+
+    def __iter__(self):
+        dataset = self.dataset
+        for index in self.sampler:
+            yield dataset[index]
+
+
+def _as_rows(dataset):
+    """A :class:`TensorRows` of ``dataset`` (a Subset chain over one is materialised once)."""
+    index = None
+    while isinstance(dataset, Subset):
+        sub = np.asarray(dataset.indices, dtype=np.int64)
+        index = sub if index is None else sub[index]
+        dataset = dataset.dataset
+    if not isinstance(dataset, TensorRows):
+        raise TypeError(f"row_batches needs a TensorRows dataset (or a Subset of one), got {type(dataset).__name__}.")
+    # index views of one dataset become a dataset of their own rows: X[sub][order] == X[sub[order]]
+    return dataset if index is None else dataset.rows(index)
 
 
 def row_batches(dataset, batch_size=None, shuffle=False, generator=None, shuffle_single_batch=False):
-    """A ``DataLoader`` of whole batches (skorch's ``iterator_train``/``iterator_valid`` factory).
+    """A loader of whole batches (skorch's ``iterator_train``/``iterator_valid`` factory).
 
     Parameters
     ----------
@@ -102,18 +137,60 @@ def row_batches(dataset, batch_size=None, shuffle=False, generator=None, shuffle
 
     Returns
     -------
-    loader : torch.utils.data.DataLoader
-        Yields ``(X_batch, y_batch)`` pairs.
+    loader : RowLoader
+        Iterable yielding ``(X_batch, y_batch)`` pairs, a fresh row order each pass when shuffling.
     """
+    dataset = _as_rows(dataset)
     n = len(dataset)
     batch_size = n if batch_size in (None, -1) else max(1, min(int(batch_size), n))
     if shuffle and generator is None:
         raise ValueError("row_batches needs a local torch.Generator to shuffle (the global RNG is never used).")
-    sampler = _BatchSampler(n, batch_size, shuffle, generator, shuffle_single_batch)
-    # batch_size=None: the sampler already yields batches; the loader's generator seeds only its own
-    # bookkeeping draw (it would otherwise take it from the global RNG)
-    return DataLoader(dataset, sampler=sampler, batch_size=None, collate_fn=_as_is,
-                      generator=torch.Generator().manual_seed(0))
+    return RowLoader(dataset, _BatchSampler(n, batch_size, shuffle, generator, shuffle_single_batch))
+
+
+class LeanNet(NeuralNet):
+    """``NeuralNet`` recording ``train_loss``/``valid_loss`` (and ``*_best``) in its epoch loop.
+
+    skorch's default ``PassthroughScoring`` callbacks read the batch records back from the history and
+    average them with numpy every epoch; on a network whose epoch takes a few milliseconds that is a
+    measurable share (``benchmarks/skorch_overhead.py``). The values are the same row-weighted epoch
+    means, the history keys the same, the batch records kept; callbacks are notified as usual.
+    """
+
+    def get_default_callbacks(self):
+        return [("epoch_timer", EpochTimer()), ("print_log", PrintLog())]
+
+    def initialize_history(self):
+        super().initialize_history()
+        self._best_loss = {}
+        return self
+
+    def run_single_epoch(self, iterator, training, prefix, step_fn, **fit_params):
+        if iterator is None:
+            return
+        history, notify = self.history, self.notify
+        key, size_key = prefix + "_loss", prefix + "_batch_size"
+        batch_count, total, rows = 0, 0.0, 0
+        for batch in iterator:
+            notify("on_batch_begin", batch=batch, training=training)
+            step = step_fn(batch, **fit_params)
+            loss = step["loss"].item()
+            Xi = batch[0] if isinstance(batch, (tuple, list)) else batch
+            size = len(Xi) if isinstance(Xi, RowBatch) else get_len(Xi)
+            history.record_batch(key, loss)
+            history.record_batch(size_key, size)
+            notify("on_batch_end", batch=batch, training=training, **step)
+            batch_count += 1
+            total += loss * size
+            rows += size
+        history.record(prefix + "_batch_count", batch_count)
+        if rows:
+            value = total / rows
+            best = self._best_loss.get(key, np.inf)
+            history.record(key, value)
+            history.record(key + "_best", bool(value < best))
+            if value < best:
+                self._best_loss[key] = value
 
 
 class IndexSplit:
@@ -125,6 +202,8 @@ class IndexSplit:
     def __call__(self, dataset, y=None, **fit_params):
         n = len(dataset)
         train = np.setdiff1d(np.arange(n), self.valid_index)
+        if isinstance(dataset, TensorRows):
+            return dataset.rows(train), dataset.rows(self.valid_index)
         return Subset(dataset, train.tolist()), Subset(dataset, self.valid_index.tolist())
 
 
@@ -174,10 +253,26 @@ def check_callbacks(callbacks, name="callbacks"):
 
 def early_stopping(patience):
     """skorch ``EarlyStopping`` on ``valid_loss`` with an absolute 1e-10 threshold, restoring the best state."""
-    from skorch.callbacks import EarlyStopping
+    return _ClonedBestEarlyStopping(monitor="valid_loss", patience=int(patience), threshold=1e-10,
+                                    threshold_mode="abs", load_best=True)
 
-    return EarlyStopping(monitor="valid_loss", patience=int(patience), threshold=1e-10, threshold_mode="abs",
-                         load_best=True)
+
+class _ClonedBestEarlyStopping(EarlyStopping):
+    """``EarlyStopping`` that snapshots the best state with ``Tensor.clone`` (not ``copy.deepcopy``).
+
+    skorch deep-copies the state dict at each improvement; for the selector that was a third of an
+    early-stopped fit (``benchmarks/skorch_overhead.py``). Same stopping rule, same restored weights.
+    """
+
+    def on_epoch_end(self, net, **kwargs):
+        best_epoch, load_best = self.best_epoch_, self.load_best
+        self.load_best = False
+        try:
+            super().on_epoch_end(net, **kwargs)
+        finally:
+            self.load_best = load_best
+            if load_best and self.best_epoch_ != best_epoch:
+                self.best_model_weights_ = {k: v.detach().clone() for k, v in net.module_.state_dict().items()}
 
 
 def plain_history(history):
@@ -210,5 +305,6 @@ def numpy_to_state(module, state):
     return module
 
 
-__all__ = ["RowBatch", "TensorRows", "row_batches", "IndexSplit", "resolve_optimizer", "check_net_params", "check_callbacks",
-           "early_stopping", "plain_history", "state_to_numpy", "numpy_to_state", "OPTIMIZERS"]
+__all__ = ["RowBatch", "TensorRows", "RowLoader", "row_batches", "LeanNet", "IndexSplit", "resolve_optimizer",
+           "check_net_params", "check_callbacks", "early_stopping", "plain_history", "state_to_numpy", "numpy_to_state",
+           "OPTIMIZERS"]
