@@ -3,24 +3,15 @@
 ``python -m benchmarks._int4_dispatch [--quick]`` prints, per layer shape, rank and M, the CPU time (one
 thread, ``time.thread_time``, median of repeats) of fp32 ``F.linear`` and of each path the module can run:
 ``torch_int4`` (torch's CPU int4 op, bf16 activations), ``numba_lut4`` (the numba LUT kernel),
-``dequantize`` (dequantize the weight per call, then fp32 GEMM). ``TORCH_INT4_MAX_ROWS`` and
-``LUT4_MAX_ROWS`` in ``sklearn_frontier/quantization/_linear.py`` are the crossing points of these rows.
-
-Measured on the development machine (2-core AVX2 CPU without AVX512-BF16, shared with other jobs; torch 2.13
-CPU; INT4 group 128; fp32 time / path time, rank 0 and rank 8 alike within noise):
-
-* 4096 x 4096: torch_int4 1.3x at M = 1, 3.0x at M = 4, 2.0x at M = 8, 1.1x at M = 32, 0.9x at M = 64,
-  0.70x at M = 128 (dequantize 0.60x), 0.61x at M = 256 (dequantize 0.73-0.79x): crossing near M = 192.
-* 1536 x 384 and 384 x 1536: torch_int4 0.4-0.55x at M = 1 (the op alone takes ~100 us where fp32 takes
-  ~70 us), 1.0-1.1x at M = 4, ~0.5x at M = 64 (dequantize 0.44-0.53x), dequantize ahead from M = 128
-  (0.62-0.73x vs 0.48-0.64x): crossing near M = 64.
-* numba_lut4 (formats torch's op does not take): 0.03-0.09x at M = 1, ahead of dequantize (0.06x) only at
-  M = 1 on 4096 x 4096; dequantize is as fast or faster everywhere else.
+``dequantize`` (dequantize the weight per call, then fp32 GEMM). ``CPU_MAX_ROWS`` in
+``sklearn_frontier/quantization/_linear.py`` holds the crossing points of these rows. The full run writes its table
+to ``benchmarks/results/int4_dispatch.md`` (the measurement behind the rule; ``--quick`` only prints).
 
 The column "auto" is what ``TwinQuantLinear`` picks with the rule above.
 """
 
 import argparse
+import pathlib
 import statistics
 import time
 
@@ -91,8 +82,14 @@ def main(argv=None):
     args = parser.parse_args(argv)
     shapes = [(1536, 384), (384, 1536)] if args.quick else [(4096, 4096), (1536, 384), (384, 1536)]
     rows = [1, 64, 256] if args.quick else [1, 4, 8, 16, 32, 64, 128, 256]
-    print("cells: fp32 F.linear time / path time (one thread, CPU time); higher is faster")
-    run(shapes, rows, [0, 8], repeats=5 if args.quick else 9)
+    head = "cells: fp32 F.linear time / path time (one thread, CPU time); higher is faster"
+    print(head)
+    lines = run(shapes, rows, [0, 8], repeats=5 if args.quick else 9)
+    if not args.quick:
+        out = pathlib.Path(__file__).resolve().parent / "results" / "int4_dispatch.md"
+        out.write_text("# int4_dispatch\n\nReproduce: `OMP_NUM_THREADS=1 python -m benchmarks._int4_dispatch`"
+                       f" (torch {torch.__version__})\n\n{head}\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
+        print(f"wrote {out}")
     return 0
 
 

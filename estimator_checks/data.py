@@ -1,5 +1,7 @@
 """Tiny data for each registry task, shared by the contract checks."""
 
+import warnings
+
 import numpy as np
 from sklearn.datasets import make_blobs, make_classification, make_regression
 
@@ -30,3 +32,14 @@ def make_task_data(task, n_samples=60, n_features=4, random_state=0):
         Y[missing] = np.nan
         return X, Y
     raise ValueError(f"unknown task {task!r}")
+
+
+def fit_on_task_data(entry):
+    """``(estimator, X, y)``: ``entry``'s instance (``random_state=0`` where it has one) fitted on its task data."""
+    X, y = make_task_data(entry.task)
+    params = entry.estimator().get_params()
+    est = entry.instance(**({"random_state": 0} if "random_state" in params else {}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X) if y is None else est.fit(X, y)
+    return est, X, y

@@ -8,21 +8,11 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from estimator_checks.data import make_task_data
+from estimator_checks.data import fit_on_task_data
 from estimator_checks.instances import all_entries
 
 ENTRIES = all_entries()
 N_THREADS = 8
-
-
-def _fitted(entry):
-    X, y = make_task_data(entry.task)
-    params = entry.estimator().get_params()
-    est = entry.instance(**({"random_state": 0} if "random_state" in params else {}))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        est.fit(X) if y is None else est.fit(X, y)
-    return est, X
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e.name for e in ENTRIES])
@@ -31,8 +21,8 @@ def test_predict_transform_from_8_threads_equals_sequential(entry):
     if not methods:
         pytest.skip(f"{entry.name} has neither predict nor transform")
     for method in methods:
-        est, X = _fitted(entry)  # fresh: lazily built caches are built by the concurrent calls themselves
-        reference, _ = _fitted(entry)
+        est, X, _ = fit_on_task_data(entry)  # fresh: lazily built caches are built by the concurrent calls themselves
+        reference, _, _ = fit_on_task_data(entry)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             expected = np.asarray(getattr(reference, method)(X), dtype=float)

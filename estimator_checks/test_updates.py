@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 import pytest
 
-from estimator_checks.data import make_task_data
+from estimator_checks.data import fit_on_task_data
 from estimator_checks.instances import all_entries
 
 UPDATE_METHODS = ("update", "partial_fit")
@@ -63,16 +63,6 @@ def _cases():
                 marks.append(pytest.mark.xfail(reason=reason, strict=True))
             out.append(pytest.param(entry, method, case, id=f"{entry.name}-{method}-{case}", marks=marks))
     return out
-
-
-def _fitted(entry):
-    X, y = make_task_data(entry.task)
-    params = entry.estimator().get_params()
-    est = entry.instance(**({"random_state": 0} if "random_state" in params else {}))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        est.fit(X) if y is None else est.fit(X, y)
-    return est, X, y
 
 
 def _data_case(case, X, y):
@@ -150,7 +140,7 @@ def test_failed_update_leaves_the_whole_state_unchanged(entry, method, case):
     if case == "unsupported_signature":
         pytest.skip(f"{entry.name}.{method}{inspect.signature(getattr(entry.estimator, method))}: no bad-update "
                     "matrix for this signature")
-    est, X, y = _fitted(entry)
+    est, X, y = fit_on_task_data(entry)
     if not hasattr(est, method):
         pytest.skip(f"{entry.name}.{method} is not available once fitted with the registry's fast parameters")
     if _matrix_kind(entry, method) == "cells":

@@ -12,9 +12,9 @@ from ._twinquant import TwinQuant
 
 __all__ = ["TwinQuantLinear"]
 
-#: Row-count dispatch on CPU, measured by ``python -m benchmarks._int4_dispatch`` (one thread; numbers in its
-#: docstring): the largest M each packed kernel runs, for weights below / from LARGE_WEIGHT entries; above it
-#: the residual is decoded once per call and multiplied by one fp32 GEMM ("dequantize", GEMM-bound there).
+#: Row-count dispatch on CPU, measured by ``python -m benchmarks._int4_dispatch`` (one thread; table in
+#: ``benchmarks/results/int4_dispatch.md``): the largest M each packed kernel runs, for weights below / from
+#: LARGE_WEIGHT entries; above it the residual is decoded once per call and multiplied by one fp32 GEMM ("dequantize", GEMM-bound there).
 #: torch's int4 op crosses the dequantize path near M = 64 on MiniLM-sized weights, M = 128-256 on 4096 x 4096;
 #: the numba LUT kernel only beats it at M = 1 on large weights.
 CPU_MAX_ROWS = {"torch_int4": (64, 192), "numba_lut4": (0, 1)}
@@ -275,14 +275,16 @@ class TwinQuantLinear(torch.nn.Module):
 
     def _state_key(self):
         # cheap per call: in-place edits of the codes or scales (copy_, load_state_dict) bump _version
-        return (self.qweight._version, self.scales._version, self.tensor_scale._version, self.qweight.data_ptr())
+        zeros = -1 if self.zeros is None else self.zeros._version
+        return (self.qweight._version, self.scales._version, self.tensor_scale._version, zeros,
+                self.qweight.data_ptr())
 
     def _prepare(self):
         """Pack the stored weight once for the kernel that will run it (torch int4 / numba LUT / Triton).
 
         Nothing here is part of ``state_dict`` (it holds only codes, scales, zeros, factors, transform, bias);
-        the cache is rebuilt after ``load_state_dict``, ``.to(...)`` and in-place edits of the codes, scales or
-        tensor scale (their ``_version``).
+        the cache is rebuilt after ``load_state_dict``, ``.to(...)`` and in-place edits of the codes, scales, zero
+        points or tensor scale (their ``_version``).
         """
         from sklearn_frontier.kernels.quantization import pack_int4_torch, torch_int4_fits, unpack_int4
 
@@ -295,6 +297,9 @@ class TwinQuantLinear(torch.nn.Module):
             fast["up_t"] = (self.lowrank_up.float() * ts).T.contiguous()  # (r, m): tensor scale folded in
         T = self.input_transform
         fast["t"] = None if T is None else T.float().contiguous()
+        zp = self._zero_points()
+        fast["zero_points"] = None if zp is None else torch.from_numpy(zp).to(self.qweight.device)  # Triton
+        fast["scales_f32"] = self.scales.float()
         cpu = self.qweight.device.type == "cpu"
         if fmt.n_bits == 4 and self.act_bits is None and cpu:
             signed = fmt.weight_format == "int" and fmt.symmetric
@@ -304,22 +309,21 @@ class TwinQuantLinear(torch.nn.Module):
                 from sklearn_frontier.kernels.quantization import int4pack_matmul
 
                 fast["int4_fn"] = _load(int4pack_matmul.kernel_spec.extra["torch"])  # the registered backend
-                fast["int4_torch"] = pack_int4_torch(codes, _np(self.scales.float()), self._zero_points(),
-                                                     fmt.group_size)
+                fast["int4_torch"] = pack_int4_torch(codes, _np(fast["scales_f32"]), zp, fmt.group_size)
             from ._formats import _E2M1_SIGNED, e4m3_decode
 
             if fmt.weight_format == "int":
                 lut = np.arange(16, dtype=np.float32)
                 if signed:
                     lut = np.where(lut >= 8, lut - 16, lut).astype(np.float32)
-                s = self.scales.float()
+                s = fast["scales_f32"]
             elif fmt.weight_format == "mxfp4":
                 lut, s = _E2M1_SIGNED.astype(np.float32), torch.exp2(self.scales.float() - 127.0)
             else:
                 lut = _E2M1_SIGNED.astype(np.float32)
                 s = torch.from_numpy(e4m3_decode(_np(self.scales))) * float(self.format_scale)
             fast["lut"] = (torch.from_numpy(lut), s.contiguous(),
-                           None if self.zeros is None else torch.from_numpy(self._zero_points()).float())
+                           None if zp is None else fast["zero_points"].float())
         self._fast = fast
         return fast
 
@@ -389,8 +393,7 @@ class TwinQuantLinear(torch.nn.Module):
             from sklearn_frontier.kernels.quantization import dual_matmul
 
             with config_context(backend="triton"):
-                zp = None if self.zeros is None else torch.from_numpy(self._zero_points()).to(xf.device)
-                y = dual_matmul(xf, self.qweight, self.scales.float(), zp, fast["tensor_scale"],
+                y = dual_matmul(xf, self.qweight, fast["scales_f32"], fast["zero_points"], fast["tensor_scale"],
                                 fast["up_t"].T if self.rank else None, self.lowrank_down if self.rank else None,
                                 self.input_transform, self.bias, group_size=self.fmt.group_size)
             return y.to(x.dtype).reshape(*lead, self.out_features)
