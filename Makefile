@@ -6,11 +6,11 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 TORCH  ?= torch==2.13.0
 
-# Tests run single-threaded (the biggest speed lever on 2 cores; see shared/design/engineering.md §2).
+# Tests run single-threaded: on 2 cores, BLAS, OpenMP and numba threads fighting over them cost more than they give.
 TEST_ENV := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 NUMBA_NUM_THREADS=1 \
             TRITON_INTERPRET=1 MPLBACKEND=Agg NUMBA_CACHE_DIR=$(HOME)/.cache/sklearn_frontier/numba
 
-.PHONY: demo test install install-test bench docs clean
+.PHONY: demo test lint install install-test bench docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,7 +41,11 @@ demo: $(VENV)/.installed
 	$(BIN)/python -m sklearn_frontier.demo
 
 test: $(VENV)/.installed-test
+	$(BIN)/ruff check .
 	$(TEST_ENV) $(BIN)/python -m pytest -q -p no:cacheprovider --timeout=900
+
+lint: $(VENV)/.installed-test
+	$(BIN)/ruff check .
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python -m benchmarks

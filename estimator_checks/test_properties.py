@@ -15,7 +15,6 @@ IDS = [e.name for e in ENTRIES]
 OK = ("fits", "ValueError", "TypeError")
 
 # (estimator, case) -> reason. Strict: a listed pair that starts passing fails the run (remove it then).
-# (The quantizer rows of issue 18 are fixed: weights outside the representable range get a clear ValueError.)
 EXPECTED_FAILURES = {}
 
 

@@ -17,7 +17,7 @@ from sklearn.gaussian_process import GaussianProcessRegressor  # noqa: E402
 from sklearn.gaussian_process.kernels import ConstantKernel, Matern, WhiteKernel  # noqa: E402
 
 from sklearn_frontier.datasets import horseshoe_boundary, make_horseshoe  # noqa: E402
-from sklearn_frontier.datasets._spanning_trees import horseshoe_function  # noqa: E402
+from sklearn_frontier.datasets import horseshoe_function  # noqa: E402
 from sklearn_frontier.spanning_trees import BASTRegressor, PRBASTRegressor  # noqa: E402
 
 

@@ -1,48 +1,63 @@
-"""sklearn_frontier: scikit-learn compatible estimators for seven new machine-learning methods.
+"""sklearn_frontier: scikit-learn compatible estimators for eight new machine-learning methods.
 
 Public names are imported lazily (PEP 562), so ``import sklearn_frontier`` stays cheap: torch,
 numba and POT load only when an estimator that needs them is used.
 """
 
-import importlib
+import ast
+import importlib.util
 
 from ._config import config_context, get_config, set_config
 from ._registry import all_estimators
 
 __version__ = "0.1.0"
 
-# name -> module that defines it. Each method family owns one block.
+# The method packages whose public names the top level re-exports, plus the shared data generators and warnings.
+_PACKAGES = (
+    "sklearn_frontier.sdr",
+    "sklearn_frontier.spanning_trees",
+    "sklearn_frontier.configurations",
+    "sklearn_frontier.iv",
+    "sklearn_frontier.topology",
+    "sklearn_frontier.annotation",
+    "sklearn_frontier.quantization",
+    "sklearn_frontier.transport",
+    "sklearn_frontier.datasets",
+    "sklearn_frontier.exceptions",
+)
+
+
+def _static_all(module):
+    """A module's ``__all__``, read from its source without importing it (importing would load torch, numba, POT).
+
+    Each package's ``__all__`` is the one list of its public names: a literal list (extended with ``+=`` beside
+    the definitions it lists), or ``sorted(_LAZY)`` over a literal ``_EXPORTS`` mapping of private module to
+    names for a lazily importing package.
+    """
+    spec = importlib.util.find_spec(module)
+    with open(spec.origin, encoding="utf-8") as file:
+        tree = ast.parse(file.read(), filename=spec.origin)
+    assigned, names = {}, []
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            assigned[node.targets[0].id] = node.value
+            if node.targets[0].id == "__all__":
+                try:
+                    names = list(ast.literal_eval(node.value))
+                except ValueError:  # ``sorted(_LAZY)`` built from ``_EXPORTS``
+                    exports = ast.literal_eval(assigned["_EXPORTS"])
+                    names = sorted(name for group in exports.values() for name in group)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id == "__all__":
+            names += list(ast.literal_eval(node.value))
+    return names
+
+
+# package -> its public names, and name -> the package that defines it (the first package wins on a shared name).
+_EXPORTS = {module: _static_all(module) for module in _PACKAGES}
 _LAZY = {}
-_EXPORTS = {
-    # sufficient dimension reduction (SMAVE)
-    "sklearn_frontier.sdr": ["SMAVE", "OPG", "RMAVE", "MAVEDimensionCV", "SMAVERegressor", "subspace_distance"],
-    # spanning-tree regression (PR-BAST, BAST)
-    "sklearn_frontier.spanning_trees": ["PRBASTRegressor", "BASTRegressor"],
-    # configuration mixing (MixConfig)
-    "sklearn_frontier.configurations": ["ConfigurationExtractor", "MixConfigAugmenter", "configurations_from_graph",
-                                        "plot_resolution_profile"],
-    # instrumental-variable regression
-    "sklearn_frontier.iv": ["InstrumentGuidedRepresentation", "InstrumentGuidedIVRegressor", "TwoStageLeastSquares",
-                            "PCATwoStageLeastSquares", "make_pca_2sls", "projected_mse", "make_iv_scorer"],
-    # collapsed effective operators (CEO)
-    "sklearn_frontier.topology": ["CollapsedLaplacian", "CEOSpectralClustering", "CEOSmoother", "CEOPositionalEncoding",
-                                  "HypergraphSpectralClustering"],
-    # active annotation (MA3S)
-    "sklearn_frontier.annotation": ["MA3SAnnotator", "RoundRobinAnnotator", "RandomAnnotator", "SimulatedCrowd",
-                                    "run_annotation_loop", "majority_vote", "dawid_skene", "to_annotation_matrix",
-                                    "to_long_format", "load_annotator", "replay_journal"],
-    # weight quantization (TwinQuant, WUSH)
-    "sklearn_frontier.quantization": ["TwinQuant", "RTNQuantizer", "SVDQuantizer", "WUSHQuantizer",
-                                      "CalibrationStats", "TwinQuantLinear", "quantize_model"],
-    # LOT active experimentation (DisplacementInterpolator, a 1-D-time anchor, stays in sklearn_frontier.transport)
-    "sklearn_frontier.transport": ["LOTEmbedding", "WassersteinPathRegressor", "LOTActiveExperimenter"],
-    # shared data generators
-    "sklearn_frontier.datasets": ["make_sdr_regression", "make_hypergraph_sbm", "make_horseshoe", "horseshoe_boundary", "make_rotated_u", "make_two_regime_hierarchy", "make_outlier_weights", "make_outlier_activations", "load_minilm_l6_v2", "load_stdlib_docstrings", "make_measure_path"],
-    "sklearn_frontier.exceptions": ["WeakInstrumentWarning", "UnidentifiedInterventionWarning", "IVScoreWarning", "ConfigurationFallbackWarning"],
-}
 for _module, _names in _EXPORTS.items():
     for _name in _names:
-        _LAZY[_name] = _module
+        _LAZY.setdefault(_name, _module)
 
 __all__ = ["config_context", "get_config", "set_config", "all_estimators", "__version__", *_LAZY]
 

@@ -96,9 +96,13 @@ def _check_path(mod, x, path):
     err = np.abs(y.numpy().astype(np.float64) - ref)
     bound = _f32_bound(xs, W_hat, bias)
     if path == "torch_int4":
-        Q = mod._residual_weight().numpy().astype(np.float64)
-        xt = mod._transformed(x).numpy().astype(np.float64)
-        lowrank = W_hat - float(mod.tensor_scale) * (mod._transformed(torch.eye(mod.in_features)).numpy() @ Q.T).T
+        QT, locked = mod._residual_weight_t(mod._fast)
+        Q = QT.numpy().astype(np.float64).T.copy()
+        if locked:
+            mod._fast.lock.release()
+        xt = mod._transformed(x, mod._fast).numpy().astype(np.float64)
+        eye = mod._transformed(torch.eye(mod.in_features), mod._fast).numpy()
+        lowrank = W_hat - float(mod.tensor_scale) * (eye @ Q.T).T
         bound = bound + 2.0**-7 * float(mod.tensor_scale) * (np.abs(xt) @ np.abs(Q).T) \
             + _f32_bound(xs, lowrank, None)
     assert np.all(err <= bound), f"{path}: max excess {np.max(err - bound)}"
@@ -110,7 +114,8 @@ def _layer(est, m, n, bias, seed=0):
     X = rng.standard_normal((256, n))
     est.fit(W, X_calib=X)
     b = torch.from_numpy(rng.standard_normal(m).astype(np.float32)) if bias else None
-    return TwinQuantLinear.from_quantized(est.quantize(), bias=b)
+    # float activations: these tests cover the weight-only kernels (tests/test_quantization_w4a8.py the int8 one)
+    return TwinQuantLinear.from_quantized(est.quantize(), bias=b, act_quant=None)
 
 
 INT4_CASES = [
@@ -158,7 +163,7 @@ def test_every_int4_path_matches_the_reference(case, M):
 @pytest.mark.parametrize("M", [1, 3, 64])
 def test_formats_the_op_does_not_cover_fall_back_to_the_lut_kernel(est, M):
     mod = _layer(est, 20, 96, bias=True)
-    assert mod._fast["int4_torch"] is None
+    assert mod._fast.int4_torch is None
     x = torch.randn(M, 96, generator=torch.Generator().manual_seed(M))
     _check_path(mod, x, "numba_lut4" if M <= _linear.cpu_max_rows("numba_lut4", 20, 96) else "dequantize")
     mod.backend = "numba"
@@ -186,8 +191,9 @@ def test_real_minilm_layer_on_every_path():
     lin = model.encoder.layer[0].intermediate.dense if hasattr(model.encoder.layer[0], "intermediate") else None
     if lin is None:
         lin = [m for m in model.modules() if isinstance(m, torch.nn.Linear)][4]
-    mod = TwinQuantLinear.from_linear(lin, SVDQuantizer(rank=8, group_size=128, n_refinements=0, random_state=0))
-    assert mod._fast["int4_torch"] is not None
+    mod = TwinQuantLinear.from_linear(lin, SVDQuantizer(rank=8, group_size=128, n_refinements=0, random_state=0),
+                                      act_quant=None)
+    assert mod._fast.int4_torch is not None
     for M in (1, 3, 64):
         x = torch.randn(M, lin.in_features, generator=torch.Generator().manual_seed(M))
         mod.backend = None
@@ -224,12 +230,16 @@ def test_state_dict_holds_only_the_stored_weight_and_round_trips(est, m, n):
     slack = 4 + m * (n % 2) / 2 + (m * (G % 2) / 2 if mod.zeros is not None else 0)
     assert stored <= weight_bytes <= stored + slack
     x = torch.randn(5, n)
-    restored = TwinQuantLinear(n, m, rank=mod.rank, fmt=mod.fmt, transform=mod.transform, bias=True)
-    restored(x)  # packs the zero weight first: loading must repack
-    restored.load_state_dict(sd)
-    np.testing.assert_array_equal(restored.dequantize().numpy(), mod.dequantize().numpy())
-    torch.testing.assert_close(restored(x), mod(x), rtol=0, atol=0)
-    assert restored.last_path_ == mod.last_path_
+    for act_quant in (None, "int8"):
+        mod.act_quant = act_quant
+        mod.refresh()
+        restored = TwinQuantLinear(n, m, rank=mod.rank, fmt=mod.fmt, transform=mod.transform, bias=True,
+                                   act_quant=act_quant)
+        restored(x)  # packs the zero weight first: loading must repack
+        restored.load_state_dict(sd)
+        np.testing.assert_array_equal(restored.dequantize().numpy(), mod.dequantize().numpy())
+        torch.testing.assert_close(restored(x), mod(x), rtol=0, atol=0)
+        assert restored.last_path_ == mod.last_path_
 
 
 def test_dtype_casts_keep_the_stored_weight():

@@ -54,8 +54,20 @@ def test_module_dequantize_and_forward(est, layer_data):
             y = mod(x)
         assert y.shape == (2, 5, W.shape[0]) and mod.last_path_ == path
         torch.testing.assert_close(y, expected, rtol=1e-5, atol=1e-5 * float(expected.abs().max()))
-    # "auto": torch's int4 op where the format fits (bf16 activations and output: 2^-7 of |x| |W_hat|^T,
-    # see tests/test_quantization_int4.py for the derivation), else the numba LUT kernel (float32)
+    # "auto" with act_quant="int8": the W4A8 kernel where the format allows it, within the
+    # activation-rounding bound derived in tests/test_quantization_w4a8.py
+    from test_quantization_w4a8 import activation_rounding_bound
+
+    mod = TwinQuantLinear.from_quantized(est.quantize(), bias=bias, act_quant="int8")
+    with sklearn_frontier.config_context(backend="auto"):
+        y = mod(x)
+    if mod.fmt.weight_format == "int":
+        assert mod.last_path_ == "w4a8"
+        err = (y.reshape(-1, W.shape[0]).double() - expected.reshape(-1, W.shape[0]).double()).abs().numpy()
+        assert np.all(err <= activation_rounding_bound(mod, x))
+    # "auto", act_quant=None: torch's int4 op where the format fits (bf16 activations and output: 2^-7 of
+    # |x| |W_hat|^T, see tests/test_quantization_int4.py for the derivation), else the numba LUT kernel
+    mod = TwinQuantLinear.from_quantized(est.quantize(), bias=bias, act_quant=None)
     with sklearn_frontier.config_context(backend="auto"):
         y = mod(x)
     fits = torch_int4_fits(mod.fmt.weight_format, mod.fmt.n_bits, mod.fmt.group_size)
@@ -112,8 +124,40 @@ def test_quantize_model_exclude_and_errors():
         raise RuntimeError("boom")
 
     with pytest.raises(RuntimeError, match="batch 0"):
-        quantize_model(torch.nn.Sequential(torch.nn.Linear(4, 4)), [torch.ones(1, 4)], method="rtn",
+        quantize_model(torch.nn.Sequential(torch.nn.Linear(4, 4)), [torch.ones(1, 4)], method="svd", rank=1,
                        forward_fn=bad_forward)
+
+
+def test_one_calibration_tensor_is_one_batch_and_rtn_skips_the_pass():
+    calls = []
+
+    def forward(module, batch):
+        calls.append(tuple(batch.shape))
+        return module(batch)
+
+    net = torch.nn.Sequential(torch.nn.Linear(32, 16))
+    X = torch.randn(512, 32)
+    report = quantize_model(net, X, method="svd", rank=2, group_size=32, forward_fn=forward)
+    assert calls == [(512, 32)]
+    assert np.isfinite(report.layers[0]["calib_relative_error"])
+    calls.clear()
+    rtn = quantize_model(torch.nn.Sequential(torch.nn.Linear(32, 16)), X, method="rtn", group_size=32,
+                         forward_fn=forward)
+    assert calls == [] and len(rtn.layers) == 1  # data-free: the statistics pass is skipped
+
+
+def test_reservoir_keeps_a_uniform_sample():
+    from sklearn_frontier.quantization import CalibrationStats
+
+    counts = np.zeros(200)
+    for seed in range(300):
+        st = CalibrationStats(1, max_samples=20, random_state=seed)
+        for chunk in np.array_split(np.arange(200, dtype=float)[:, None], 7):
+            st.update(chunk)
+        assert st.samples_.shape == (20, 1) and len(np.unique(st.samples_)) == 20
+        counts[st.samples_[:, 0].astype(int)] += 1
+    # each token kept with probability 20/200: 30 expected per token over 300 runs
+    assert abs(counts[:100].mean() - counts[100:].mean()) < 4 and counts.min() > 8
 
 
 # ------------------------------------------------------------------------------------------------ geometry

@@ -1,4 +1,4 @@
-"""The skorch training loops of the IV autoencoder and the MixConfig selector (issue 19).
+"""The skorch training loops of the IV autoencoder and the MixConfig selector.
 
 history_ contents, net_params/callbacks/optimizer validation, early stopping with best-weights restore,
 LR schedules, optimizer choice, validation splits, determinism, skops round trips of the trained

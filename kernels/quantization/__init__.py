@@ -14,12 +14,13 @@ import numpy as np
 from .._dispatch import _REGISTRY, register_kernel
 
 __all__ = ["pack_int4", "unpack_int4", "accumulate_gram", "fwht", "dual_matmul", "lut4_matmul", "lut4_dequantize",
-           "pack_int4_torch", "int4pack_matmul", "torch_int4_fits"]
+           "pack_int4_torch", "int4pack_matmul", "torch_int4_fits", "pack_w4a8", "w4a8_matmul", "w4a8_decode_t"]
 
 _REF = "sklearn_frontier.kernels.quantization._reference"
 _NUMBA = "sklearn_frontier.kernels.quantization._numba"
 _TORCH = "sklearn_frontier.kernels.quantization._torch"
 _TRITON = "sklearn_frontier.kernels.quantization._triton"
+_W4A8 = "sklearn_frontier.kernels.quantization._w4a8_numba"
 
 
 def _pack_inputs(rng):
@@ -509,3 +510,181 @@ def lut4_matmul(x, qweight, lut, scales, zeros=None, *, group_size):
 
 
 lut4_matmul.kernel_spec = _lut4.kernel_spec
+
+
+def _w4a8_inputs(rng):
+    from ._reference import pack_w4a8
+
+    M, N = int(rng.choice([1, 3, 8, 64])), int(rng.integers(1, 150))
+    g = int(rng.choice([32, 64, 128]))
+    K = int(rng.integers(1, 3)) * g + int(rng.choice([0, 0, 7]))
+    G = -(-K // g)
+    asym = bool(rng.random() < 0.5)
+    codes = rng.integers(0 if asym else -8, 16 if asym else 8, size=(N, K)).astype(np.int8)
+    scales = (rng.random((N, G)) + 0.1).astype(np.float32)
+    zeros = rng.integers(0, 16, size=(N, G)).astype(np.uint8) if asym else None
+    packed, scale_t, zero_t = pack_w4a8(codes, scales, zeros, g)
+    x = rng.standard_normal((M, K)).astype(np.float32)
+    t = (rng.random(K) + 0.5).astype(np.float32) if rng.random() < 0.5 else None
+    r = int(rng.choice([0, 8]))
+    down = rng.standard_normal((r, K)).astype(np.float32) if r else None
+    up_t = rng.standard_normal((r, N)).astype(np.float32) if r else None
+    bias = rng.standard_normal(N).astype(np.float32) if rng.random() < 0.5 else None
+    return (x, x, t, packed, scale_t, zero_t, g, float(rng.random() + 0.5), down, up_t, bias), {}
+
+
+def _compare_w4a8(expected, actual):
+    # Both twins round the activations identically (same float32 arithmetic) and sum the integer block
+    # products exactly; they differ only in the order of the float32 sums over blocks: bound that.
+    scale = float(np.abs(expected).max()) if expected.size else 1.0
+    np.testing.assert_allclose(actual, expected, rtol=0, atol=1e-5 * max(scale, 1e-6))
+
+
+def _w4a8_decode_inputs(rng):
+    (x, _, _, packed, scale_t, zero_t, g, *_), _ = _w4a8_inputs(rng)
+    return (packed, scale_t, zero_t, g, x.shape[1]), {}
+
+
+_w4a8 = register_kernel("w4a8_matmul", reference=f"{_REF}:w4a8_matmul", numba=f"{_W4A8}:w4a8_matmul",
+                        make_inputs=_w4a8_inputs, compare=_compare_w4a8)
+_w4a8_decode = register_kernel("w4a8_decode_t", reference=f"{_REF}:w4a8_decode_t", numba=f"{_W4A8}:w4a8_decode_t",
+                               make_inputs=_w4a8_decode_inputs, rtol=0, atol=0)
+
+
+def pack_w4a8(codes, scales, zeros, group_size):
+    """Pack INT4 codes once into the weight-stationary layout of :func:`w4a8_matmul`.
+
+    Parameters
+    ----------
+    codes : ndarray of int8 of shape (N, K)
+        Two's complement codes in [-8, 7] (``zeros`` None) or unsigned codes in [0, 15].
+    scales : ndarray of shape (N, ceil(K / group_size))
+        Group scales.
+    zeros : ndarray of shape (N, ceil(K / group_size)) or None
+        Integer zero points of unsigned codes.
+    group_size : int
+        Columns per scale group, a multiple of 32.
+
+    Returns
+    -------
+    packed : ndarray of uint8 of shape (ceil(N / 128), ceil(K / 32) * 16, 128)
+        Tiles of 128 outputs; row ``16 b + j`` of a tile holds inputs ``32 b + j`` (low nibble) and
+        ``32 b + 16 + j`` (high nibble) of each output.
+    scale_t : ndarray of float32 of shape (G, N)
+        Transposed group scales.
+    zero_t : ndarray of uint8 of shape (G, N) or None
+        Transposed zero points (None: symmetric codes, stored with the offset 8).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_frontier.kernels.quantization import pack_w4a8
+    >>> packed, scale_t, zero_t = pack_w4a8(np.zeros((3, 40), np.int8), np.ones((3, 2), np.float32), None, 32)
+    >>> packed.shape, scale_t.shape, zero_t is None
+    ((1, 32, 128), (2, 3), True)
+    """
+    from ._reference import pack_w4a8 as _pack_w4a8
+
+    codes = np.asarray(codes)
+    if codes.ndim != 2:
+        raise ValueError(f"codes must be 2-D, got shape {codes.shape}.")
+    if group_size % 32:
+        raise ValueError(f"group_size must be a multiple of 32 for the W4A8 kernel, got {group_size}.")
+    lo, hi = (-8, 7) if zeros is None else (0, 15)
+    if codes.size and (codes.min() < lo or codes.max() > hi):
+        raise ValueError(f"codes must lie in [{lo}, {hi}].")
+    G = -(-codes.shape[1] // group_size)
+    if np.shape(scales) != (codes.shape[0], G):
+        raise ValueError(f"scales must have shape {(codes.shape[0], G)}, got {np.shape(scales)}.")
+    return _pack_w4a8(codes, scales, zeros, group_size, W4A8_CHUNK)
+
+
+W4A8_CHUNK = 128
+
+
+def w4a8_matmul(x, packed, scale_t, zero_t=None, *, group_size, tensor_scale=1.0, t=None, down=None, up_t=None,
+                bias=None, xr=None):
+    """``ts ((xr t) Q^T + (x down^T) up_t) + bias`` with int8 activations (per 32-block) and packed INT4 ``Q``.
+
+    ``Q = (u - z) s`` from the weight-stationary codes of :func:`pack_w4a8`. Each 32-block of the residual's
+    input is rounded to int8 with one float32 scale ``amax / 127``; block dot products are exact int32 sums,
+    the zero point and the group scale enter once per block and output. The only approximation is the
+    activation rounding: ``|y - y_exact| <= ts * sum_b (xs_b / 2) * sum_{k in b} |Q_nk|`` per output.
+
+    Parameters
+    ----------
+    x : ndarray of float32 of shape (M, K)
+        Input of the low-rank branch, and of the residual when ``xr`` is None.
+    packed, scale_t, zero_t : ndarray
+        The output of :func:`pack_w4a8`.
+    group_size : int
+        Columns per scale group.
+    tensor_scale : float, default=1.0
+        Global scale ``ts``.
+    t : ndarray of shape (K,) or None, default=None
+        Diagonal input transform of the residual.
+    down : ndarray of shape (r, K) or None, default=None
+        Down factor of the low-rank branch.
+    up_t : ndarray of shape (r, N) or None, default=None
+        Transposed up factor of the low-rank branch.
+    bias : ndarray of shape (N,) or None, default=None
+        Output bias.
+    xr : ndarray of shape (M, K) or None, default=None
+        Input of the residual (e.g. with a block transform applied); None uses ``x``.
+
+    Returns
+    -------
+    y : ndarray of float32 of shape (M, N)
+        The product.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_frontier.kernels.quantization import pack_w4a8, w4a8_matmul
+    >>> p = pack_w4a8(np.ones((2, 32), np.int8), np.ones((2, 1), np.float32), None, 32)
+    >>> w4a8_matmul(np.ones((1, 32), np.float32), *p, group_size=32).tolist()
+    [[32.0, 32.0]]
+    """
+    x = np.asarray(x, dtype=np.float32)
+    if x.ndim != 2 or packed.ndim != 3 or 2 * packed.shape[1] < x.shape[1] or 2 * packed.shape[1] - x.shape[1] >= 32:
+        raise ValueError(f"x must be 2-D with the K the weight was packed for, got shape {x.shape}.")
+    if (down is None) != (up_t is None):
+        raise ValueError("down and up_t must be given together.")
+    return _w4a8(x, x if xr is None else np.asarray(xr, dtype=np.float32), t, packed, scale_t, zero_t, group_size,
+                 tensor_scale, down, up_t, bias)
+
+
+w4a8_matmul.kernel_spec = _w4a8.kernel_spec
+
+
+def w4a8_decode_t(packed, scale_t, zero_t=None, *, group_size, n_features):
+    """Transposed float32 residual ``Q^T`` (K, N) from the weight-stationary codes (no tensor scale).
+
+    The large-batch path: decoded once per call, then one float32 GEMM.
+
+    Parameters
+    ----------
+    packed, scale_t, zero_t : ndarray
+        The output of :func:`pack_w4a8`.
+    group_size : int
+        Columns per scale group.
+    n_features : int
+        K, the number of inputs.
+
+    Returns
+    -------
+    QT : ndarray of float32 of shape (n_features, N)
+        The decoded residual, transposed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_frontier.kernels.quantization import pack_w4a8, w4a8_decode_t
+    >>> p = pack_w4a8(np.array([[1, -2]], np.int8), np.ones((1, 1), np.float32), None, 32)
+    >>> w4a8_decode_t(*p, group_size=32, n_features=2).ravel().tolist()
+    [1.0, -2.0]
+    """
+    return _w4a8_decode(packed, scale_t, zero_t, group_size, int(n_features))
+
+
+w4a8_decode_t.kernel_spec = _w4a8_decode.kernel_spec

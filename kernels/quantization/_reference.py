@@ -137,3 +137,95 @@ def lut4_dequantize(qweight, lut, scales, zeros, group_size, n):
     if zeros is not None:
         w = w - zeros.to(torch.float32)[:, gidx]
     return w * scales.to(torch.float32)[:, gidx]
+
+
+W4A8_BLOCK = 32
+
+
+def pack_w4a8(codes, scales, zeros, group_size, chunk=64):
+    """Weight-stationary layout of INT4 codes (N, K): ``(packed (C, Kp/2, chunk) uint8, scale_t (G, N) float32,
+    zero_t (G, N) uint8 or None)``, Kp = K rounded up to 32, C = ceil(N / chunk) tiles of ``chunk`` outputs.
+
+    ``packed[c, 16 b + j, i]`` = code of (n, 32 b + j) | code of (n, 32 b + 16 + j) << 4 for output
+    ``n = c chunk + i``: each tile is contiguous, so a kernel task streams its weights in order. Codes are
+    unsigned: two's complement codes (``zeros`` None) are stored with the offset 8 (the kernels subtract 8),
+    unsigned codes with their zero points. Padded inputs and outputs hold code 0 and meet zero activations /
+    are never written.
+    """
+    codes = np.asarray(codes)
+    N, K = codes.shape
+    Kp = -(-K // W4A8_BLOCK) * W4A8_BLOCK
+    C = -(-N // chunk)
+    u = np.zeros((C * chunk, Kp), dtype=np.uint8)
+    u[:N, :K] = (codes.astype(np.int16) + (8 if zeros is None else 0)).astype(np.uint8)
+    blocks = u.reshape(C * chunk, Kp // W4A8_BLOCK, 2, 16)  # (n, b, half, j)
+    packed = (blocks[:, :, 0, :] | (blocks[:, :, 1, :] << 4)).reshape(C, chunk, Kp // 2)
+    scale_t = np.ascontiguousarray(np.asarray(scales, dtype=np.float32).T)
+    zero_t = None if zeros is None else np.ascontiguousarray(np.asarray(zeros, dtype=np.uint8).T)
+    return np.ascontiguousarray(packed.transpose(0, 2, 1)), scale_t, zero_t
+
+
+def unpack_w4a8(packed, N, K):
+    """Unsigned codes (N, K) back from the weight-stationary layout (inverse of :func:`pack_w4a8`'s packing)."""
+    packed = np.asarray(packed, dtype=np.uint8)
+    C, half, chunk = packed.shape
+    rows = packed.transpose(0, 2, 1).reshape(C * chunk, half // 16, 1, 16)
+    u = np.concatenate([rows & 15, rows >> 4], axis=2).reshape(C * chunk, 2 * half)
+    return np.ascontiguousarray(u[:N, :K])
+
+
+def quantize_activations_w4a8(xr, t=None):
+    """Per-32-block int8 activations of ``xr * t``: ``(xq (M, Kp) int8, xs (M, nb) float32)`` with
+    ``xq = rint(v * (127 / amax))`` in float32 and ``xs = amax / 127`` (the arithmetic of the numba twin)."""
+    v = np.asarray(xr, dtype=np.float32)
+    if t is not None:
+        v = v * np.asarray(t, dtype=np.float32)
+    M, K = v.shape
+    Kp = -(-K // W4A8_BLOCK) * W4A8_BLOCK
+    vp = np.zeros((M, Kp), dtype=np.float32)
+    vp[:, :K] = v
+    vb = vp.reshape(M, -1, W4A8_BLOCK)
+    amax = np.abs(vb).max(axis=2)
+    with np.errstate(divide="ignore"):
+        inv = np.where(amax > 0, np.float32(127.0) / amax, np.float32(0.0)).astype(np.float32)
+    xq = np.rint(vb * inv[:, :, None]).astype(np.int8).reshape(M, Kp)
+    return xq, (amax / np.float32(127.0)).astype(np.float32)
+
+
+def w4a8_matmul(x, xr, t, packed, scale_t, zero_t, group_size, tensor_scale, down, up_t, bias):
+    """Reference of the W4A8 product: ``ts (sum_b xs_b s_g (U_b xq_b - z_g sum xq_b) + (x down^T) up_t) + bias``.
+
+    Integer block sums in int64, the rest in float64; returns float32 (M, N). Arguments as the numba twin.
+    """
+    xq, xs = quantize_activations_w4a8(xr, t)
+    M = xq.shape[0]
+    N = scale_t.shape[1]
+    Kp = packed.shape[1] * 2
+    u = unpack_w4a8(packed, N, Kp).astype(np.int64)  # (N, Kp)
+    nb = Kp // W4A8_BLOCK
+    gidx = (np.arange(nb) * W4A8_BLOCK) // group_size
+    s = np.asarray(scale_t, dtype=np.float64)[gidx]  # (nb, N)
+    z = np.full((nb, N), 8, dtype=np.int64) if zero_t is None else np.asarray(zero_t, dtype=np.int64)[gidx]
+    xqb = xq.astype(np.int64).reshape(M, nb, W4A8_BLOCK)
+    ub = u.reshape(N, nb, W4A8_BLOCK)
+    dots = np.einsum("mbk,nbk->mbn", xqb, ub) - xqb.sum(axis=2)[:, :, None] * z[None]  # exact integers
+    y = np.einsum("mbn,mb,bn->mn", dots.astype(np.float64), xs.astype(np.float64), s)
+    if down is not None and down.shape[0]:
+        h = np.asarray(x, dtype=np.float64) @ np.asarray(down, dtype=np.float64).T
+        y = y + h @ np.asarray(up_t, dtype=np.float64)
+    y = y * float(tensor_scale)
+    if bias is not None:
+        y = y + np.asarray(bias, dtype=np.float64)
+    return y.astype(np.float32)
+
+
+def w4a8_decode_t(packed, scale_t, zero_t, group_size, K, out=None):
+    """Reference of the transposed decode: float32 ``Q^T`` (K, N), ``Q = (u - z) s`` (no tensor scale)."""
+    u = unpack_w4a8(packed, scale_t.shape[1], K).astype(np.float32)  # (N, K)
+    gidx = np.arange(K) // group_size
+    z = np.float32(8.0) if zero_t is None else np.asarray(zero_t, dtype=np.float32)[gidx].T
+    w = ((u - z) * np.asarray(scale_t, dtype=np.float32)[gidx].T).T
+    if out is None:
+        return np.ascontiguousarray(w)
+    out[...] = w
+    return out

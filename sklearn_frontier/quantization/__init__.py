@@ -8,11 +8,22 @@ All quantizers are scikit-learn transformers over a weight matrix ``W`` (out_fea
 from sklearn_frontier._registry import register_demo, register_estimator
 
 from ._calibration import CalibrationStats
-from ._formats import QuantizedWeight, bits_per_weight, dequantize_weight, group_size_for_budget, rank_for_budget
+from ._formats import (
+    FormatSpec,
+    QuantizedWeight,
+    bits_per_weight,
+    dequantize_weight,
+    group_size_for_budget,
+    rank_for_budget,
+)
 from ._rtn import RTNQuantizer
 from ._svd import SVDQuantizer
 from ._twinquant import TwinQuant
 from ._wush import WUSHQuantizer
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
 
 
 def __getattr__(name):  # torch-based module parts load lazily
@@ -24,6 +35,10 @@ def __getattr__(name):  # torch-based module parts load lazily
         from . import _model
 
         return getattr(_model, name)
+    if name in ("save_quantized", "load_quantized"):
+        from . import _persist
+
+        return getattr(_persist, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -37,6 +52,9 @@ __all__ = [
     "TwinQuantLinear",
     "quantize_model",
     "QuantizationReport",
+    "save_quantized",
+    "load_quantized",
+    "FormatSpec",
     "dequantize_weight",
     "bits_per_weight",
     "group_size_for_budget",

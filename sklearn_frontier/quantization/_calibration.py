@@ -56,20 +56,23 @@ class CalibrationStats:
     def gram_(self):
         return self._sum / max(self.n_samples_, 1)
 
-    def update(self, X):
+    def update(self, X, validate=True):
         """Add a batch of tokens (n_tokens, n_features).
 
         Parameters
         ----------
         X : array-like of shape (n_tokens, n_features)
             A batch of activations.
+        validate : bool, default=True
+            Check shape and finiteness (callers passing a model's own float64 activations skip it).
 
         Returns
         -------
         self : CalibrationStats
             The updated statistics.
         """
-        X = check_calibration(X, self.n_features)
+        if validate:
+            X = check_calibration(X, self.n_features)
         self._sum += X.T @ X  # BLAS-bound: the reference body of the accumulate_gram kernel
         self.max_abs_ = np.maximum(self.max_abs_, np.abs(X).max(axis=0))
         if self.max_samples > 0:
@@ -78,12 +81,13 @@ class CalibrationStats:
             take = X[:room]
             rest = X[room:]
             samples = np.vstack([self.samples_, take]) if take.size else self.samples_
-            seen = self.n_samples_ + take.shape[0]
-            for row in rest:  # reservoir sampling (Algorithm R)
-                seen += 1
-                j = int(self._rng.integers(0, seen))
-                if j < self.max_samples:
-                    samples[j] = row
+            if rest.shape[0]:
+                # reservoir sampling (Algorithm R), vectorised: token number s (1-based) draws j in [0, s) and
+                # replaces slot j when j < max_samples; later tokens overwrite earlier ones, as in the loop
+                seen = self.n_samples_ + take.shape[0] + np.arange(1, rest.shape[0] + 1)
+                j = (self._rng.random(rest.shape[0]) * seen).astype(np.int64)
+                hit = np.flatnonzero(j < self.max_samples)
+                samples[j[hit]] = rest[hit]  # numpy assigns repeated indices in order: the last one stays
             self.samples_ = samples
         self.n_samples_ += X.shape[0]
         return self

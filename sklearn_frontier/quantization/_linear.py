@@ -1,6 +1,9 @@
 """``TwinQuantLinear`` (packed int4 + scales + float16 low-rank factors, a drop-in ``nn.Linear``);
 ``quantize_model`` lives in ``_model.py``."""
 
+import threading
+from dataclasses import dataclass
+
 import numpy as np
 import torch
 from sklearn.base import clone
@@ -17,8 +20,9 @@ __all__ = ["TwinQuantLinear"]
 #: LARGE_WEIGHT entries; above it the residual is decoded once per call and multiplied by one fp32 GEMM ("dequantize", GEMM-bound there).
 #: torch's int4 op crosses the dequantize path near M = 64 on MiniLM-sized weights, M = 128-256 on 4096 x 4096;
 #: the numba LUT kernel only beats it at M = 1 on large weights.
-CPU_MAX_ROWS = {"torch_int4": (64, 192), "numba_lut4": (0, 1)}
+CPU_MAX_ROWS = {"torch_int4": (64, 192), "numba_lut4": (0, 1), "w4a8": (64, 64)}
 LARGE_WEIGHT = 1 << 22
+ACT_QUANT = (None, "int8")
 
 
 def cpu_max_rows(path, m, n):
@@ -30,6 +34,27 @@ def _np(t):
     return None if t is None else t.detach().cpu().numpy()
 
 
+@dataclass
+class _Prepared:
+    """Everything ``forward`` needs, computed once from the buffers (at conversion, after ``load_state_dict``
+    and ``.to()``): packed weights for each kernel that can run them, float32 views of the small parts."""
+
+    tensor_scale: float
+    scales_f32: torch.Tensor
+    zero_points: torch.Tensor | None  # unpacked uint8 (m, n_groups), for Triton
+    t: torch.Tensor | None  # float32 input transform of the residual
+    down_t: torch.Tensor | None = None  # (n, r) float32
+    up_t: torch.Tensor | None = None  # (r, m) float32, tensor scale folded in
+    int4_torch: tuple | None = None  # torch's int4 op layout
+    int4_fn: object = None
+    lut: tuple | None = None  # (lut, scales, zeros) of the numba LUT kernel
+    w4a8: tuple | None = None  # arguments of the W4A8 kernel after (x, xr): weight-stationary codes and the rest
+    w4a8_down_t: torch.Tensor | None = None  # (n, r) float32, (n, 0) at rank 0
+    w4a8_decode: tuple | None = None  # (packed, scale_t, zero_t) for the transposed decode of large batches
+    decode_buffer: np.ndarray | None = None  # reused (n, m) float32 for the large-batch decode
+    lock: object = None
+
+
 class TwinQuantLinear(torch.nn.Module):
     """A linear layer storing ``W_hat = tensor_scale (deq(codes) T + up down)`` (one module for every method).
 
@@ -39,22 +64,30 @@ class TwinQuantLinear(torch.nn.Module):
     factors, transform, bias). ``forward`` computes ``ts (x T) Q^T + (x down^T)(ts up)^T + bias`` (``Q`` the
     decoded residual, ``T`` folded into the activations) and records the path in ``last_path_``:
 
-    ============================  ===================================  ====================================
-    format                        CPU, M <= threshold                  CPU, larger M / CUDA
-    ============================  ===================================  ====================================
-    INT4 sym/asym, group          ``torch_int4``: torch's int4 op      ``dequantize``: numba decode + fp32
-    32/64/128/256                 (bf16 activations, bf16 output,      GEMM (M above ``cpu_max_rows``);
-                                  fp32 accumulation)                   CUDA: Triton ``dual_matmul``
-    INT4 other groups, MXFP4,     ``numba_lut4``: numba LUT kernel     ``dequantize`` (M above
-    NVFP4                         (fp32)                               ``cpu_max_rows``); CUDA: Triton
-                                                                       (INT) or ``reference``
-    INT8, fake-quantized          ``reference``: ``x @ dequantize().T``
+    ==========================  ==============================  ================================
+    format                      CPU, M <= threshold             CPU, larger M; CUDA
+    ==========================  ==============================  ================================
+    INT4, group a multiple of   ``w4a8`` (``act_quant="int8"``:  ``dequantize``: decode once,
+    32                          int8 activations, int32 sums)   one fp32 GEMM; CUDA: Triton
+    INT4, group 32/64/128/256,  ``torch_int4``: torch's int4    ``dequantize``
+    ``act_quant=None``          op (bf16 activations)
+    other INT4 groups, MXFP4,   ``numba_lut4``: LUT kernel      ``dequantize``; CUDA: Triton
+    NVFP4                       (fp32)                          (INT) or ``reference``
+    INT8, fake-quantized        ``reference``                   ``reference``
     activations
-    ============================  ===================================  ====================================
+    ==========================  ==============================  ================================
 
+    ``act_quant="int8"`` rounds each 32-block of the residual's input to int8 (one float32 scale per block)
+    and multiplies by exact integer block sums: the only approximation is that rounding (about 5e-3 relative
+    output error on Gaussian inputs); ``act_quant=None`` (the default) keeps the activations in float (bf16 on
+    torch's op). The default follows ``benchmarks/results/w4a8.md``: the W4A8 kernel wins on large layers
+    (4096 x 4096) but not, through the module, on MiniLM-sized ones at 12-64 rows, where torch's op is faster.
     Block transforms (WUSH) are folded into the activations like diagonal ones. The thresholds come from
-    ``python -m benchmarks._int4_dispatch`` (one thread). ``backend="reference"`` forces the reference,
-    ``"numba"`` the LUT kernel, ``"triton"`` the Triton kernel.
+    ``python -m benchmarks._int4_dispatch``. ``backend="reference"`` forces the reference, ``"numba"`` the LUT
+    kernel, ``"triton"`` the Triton kernel. The packed forms are prepared once (at conversion, after
+    ``load_state_dict`` and ``.to()``); after editing buffers in place, call :meth:`refresh`.
+
+    Read more in the :ref:`User Guide <quantization>`.
 
     Parameters
     ----------
@@ -74,6 +107,15 @@ class TwinQuantLinear(torch.nn.Module):
         Kernel backend for ``forward`` (None: the global ``sklearn_frontier`` config).
     act_bits, act_format : optional
         Per-token fake quantization of the residual branch's input (torch path).
+    act_quant : {"int8", None}, default=None
+        Activation precision of the CPU kernels: "int8" runs the W4A8 kernel where the format allows
+        (INT4, group size a multiple of 32), None keeps float activations (weight-only kernels).
+
+    Attributes
+    ----------
+    last_path_ : str or None
+        The kernel the last ``forward`` ran ("w4a8", "torch_int4", "numba_lut4", "triton", "dequantize" or
+        "reference"); None before the first call.
 
     See Also
     --------
@@ -90,12 +132,14 @@ class TwinQuantLinear(torch.nn.Module):
     """
 
     def __init__(self, in_features, out_features, *, rank=0, fmt=None, transform=None, transform_block_size=32,
-                 bias=True, backend=None, act_bits=None, act_format=None):
+                 bias=True, backend=None, act_bits=None, act_format=None, act_quant=None):
         super().__init__()
         fmt = fmt or FormatSpec("int", 4, 128)
         self.in_features, self.out_features, self.rank = int(in_features), int(out_features), int(rank)
         self.fmt, self.transform, self.transform_block_size = fmt, transform, int(transform_block_size)
-        self.backend, self.act_bits, self.act_format = backend, act_bits, act_format
+        if act_quant not in ACT_QUANT:
+            raise ValueError(f"act_quant must be 'int8' or None, got {act_quant!r}.")
+        self.backend, self.act_bits, self.act_format, self.act_quant = backend, act_bits, act_format, act_quant
         m, n = self.out_features, self.in_features
         n_groups = -(-n // fmt.group_size)
         if fmt.n_bits == 4:
@@ -123,7 +167,7 @@ class TwinQuantLinear(torch.nn.Module):
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_quantized(cls, qw, bias=None, backend=None):
+    def from_quantized(cls, qw, bias=None, backend=None, act_quant=None):
         """Module holding the stored weight ``qw`` (a :class:`QuantizedWeight`) and an optional bias.
 
         Parameters
@@ -134,6 +178,8 @@ class TwinQuantLinear(torch.nn.Module):
             Optional bias.
         backend : str, default=None
             Kernel backend for ``forward``.
+        act_quant : {"int8", None}, default=None
+            Activation precision of the CPU kernels (see the class description).
 
         Returns
         -------
@@ -147,7 +193,7 @@ class TwinQuantLinear(torch.nn.Module):
         kind = None if T is None else ("diag" if np.ndim(T) == 1 else "block")
         mod = cls(n, m, rank=qw.rank, fmt=qw.fmt, transform=kind,
                   transform_block_size=T.shape[-1] if kind == "block" else 32, bias=bias is not None,
-                  backend=backend, act_bits=qw.act_bits, act_format=qw.act_format)
+                  backend=backend, act_bits=qw.act_bits, act_format=qw.act_format, act_quant=act_quant)
         mod.accounting_transform = qw.metadata.get("transform_kind", kind or "none")
         with torch.no_grad():
             packed = qw.qweight
@@ -174,7 +220,7 @@ class TwinQuantLinear(torch.nn.Module):
         return mod
 
     @classmethod
-    def from_linear(cls, linear, quantizer=None, X_calib=None, backend=None):
+    def from_linear(cls, linear, quantizer=None, X_calib=None, backend=None, act_quant=None):
         """Quantize an ``nn.Linear`` with ``quantizer`` (default :class:`TwinQuant`) and return the module.
 
         Parameters
@@ -187,6 +233,8 @@ class TwinQuantLinear(torch.nn.Module):
             Calibration activations of the layer's input.
         backend : str, default=None
             Kernel backend for ``forward``.
+        act_quant : {"int8", None}, default=None
+            Activation precision of the CPU kernels.
 
         Returns
         -------
@@ -195,7 +243,7 @@ class TwinQuantLinear(torch.nn.Module):
         """
         est = clone(quantizer) if quantizer is not None else TwinQuant()
         est.fit(linear.weight.detach().to(torch.float32).cpu().numpy(), X_calib=X_calib)
-        return cls.from_quantized(est.quantize(), bias=linear.bias, backend=backend)
+        return cls.from_quantized(est.quantize(), bias=linear.bias, backend=backend, act_quant=act_quant)
 
     # ------------------------------------------------------------------ stored value
     def to_quantized(self):
@@ -260,7 +308,8 @@ class TwinQuantLinear(torch.nn.Module):
         device = fn(torch.zeros(1)).device
         for k, v in kept.items():
             self._buffers[k] = v.to(device)
-        return out  # a move changes the buffers' data_ptr, so the packed cache is rebuilt on the next forward
+        self._fast = None  # a move or cast: prepared again on the next forward
+        return out
 
     def _zero_points(self):
         """Unpacked uint8 zero points (m, n_groups), or None."""
@@ -273,61 +322,81 @@ class TwinQuantLinear(torch.nn.Module):
         n_groups = -(-self.in_features // self.fmt.group_size)
         return unpack_int4(_np(self.zeros), n_groups, False).astype(np.uint8)
 
-    def _state_key(self):
-        # cheap per call: in-place edits of the codes or scales (copy_, load_state_dict) bump _version
-        zeros = -1 if self.zeros is None else self.zeros._version
-        return (self.qweight._version, self.scales._version, self.tensor_scale._version, zeros,
-                self.qweight.data_ptr())
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_fast"] = None  # prepared again after unpickling (holds a lock and derived arrays)
+        return state
+
+    def refresh(self):
+        """Prepare the packed forms again from the buffers (after editing them in place).
+
+        Returns
+        -------
+        self : TwinQuantLinear
+            The layer.
+        """
+        self._prepare()
+        return self
 
     def _prepare(self):
-        """Pack the stored weight once for the kernel that will run it (torch int4 / numba LUT / Triton).
+        """Pack the stored weight once for the kernels that can run it (W4A8, torch int4, numba LUT, Triton).
 
-        Nothing here is part of ``state_dict`` (it holds only codes, scales, zeros, factors, transform, bias);
-        the cache is rebuilt after ``load_state_dict``, ``.to(...)`` and in-place edits of the codes, scales, zero
-        points or tensor scale (their ``_version``).
+        Nothing here is part of ``state_dict`` (it holds only codes, scales, zeros, factors, transform, bias).
         """
-        from sklearn_frontier.kernels.quantization import pack_int4_torch, torch_int4_fits, unpack_int4
+        from sklearn_frontier.kernels.quantization import pack_int4_torch, pack_w4a8, torch_int4_fits, unpack_int4
 
         fmt, n = self.fmt, self.in_features
-        fast = {"key": self._state_key(), "int4_torch": None, "lut": None}
         ts = float(self.tensor_scale)
-        fast["tensor_scale"] = ts
-        if self.rank:
-            fast["down_t"] = self.lowrank_down.float().T.contiguous()  # (n, r)
-            fast["up_t"] = (self.lowrank_up.float() * ts).T.contiguous()  # (r, m): tensor scale folded in
         T = self.input_transform
-        fast["t"] = None if T is None else T.float().contiguous()
         zp = self._zero_points()
-        fast["zero_points"] = None if zp is None else torch.from_numpy(zp).to(self.qweight.device)  # Triton
-        fast["scales_f32"] = self.scales.float()
+        fast = _Prepared(tensor_scale=ts, scales_f32=self.scales.float(),
+                         zero_points=None if zp is None else torch.from_numpy(zp).to(self.qweight.device),
+                         t=None if T is None else T.float().contiguous(), lock=threading.Lock())
+        if self.rank:
+            fast.down_t = self.lowrank_down.float().T.contiguous()  # (n, r)
+            fast.up_t = (self.lowrank_up.float() * ts).T.contiguous()  # (r, m): tensor scale folded in
         cpu = self.qweight.device.type == "cpu"
         if fmt.n_bits == 4 and self.act_bits is None and cpu:
             signed = fmt.weight_format == "int" and fmt.symmetric
             codes = unpack_int4(_np(self.qweight), n, signed)
-            if torch_int4_fits(fmt.weight_format, fmt.n_bits, fmt.group_size):
+            if fmt.weight_format == "int" and fmt.group_size % 32 == 0:
+                packed, scale_t, zero_t = pack_w4a8(codes, _np(fast.scales_f32), zp, fmt.group_size)
+                fast.w4a8_decode = (packed, scale_t, zero_t)
+                if self.act_quant == "int8":
+                    from sklearn_frontier.kernels.quantization._w4a8_numba import placeholders
+
+                    t0, z0, d0, u0, b0 = placeholders(n, self.out_features)
+                    t = fast.t if (fast.t is not None and fast.t.ndim == 1) else None
+                    fast.w4a8_down_t = fast.down_t if self.rank else torch.zeros((n, 0))
+                    fast.w4a8 = (
+                        t0 if t is None else t.numpy(), t is not None, packed, scale_t,
+                        z0 if zero_t is None else zero_t, zero_t is not None, int(fmt.group_size), np.float32(ts),
+                        u0 if not self.rank else np.ascontiguousarray(self.lowrank_up.float().T.numpy()),
+                        b0 if self.bias is None else np.ascontiguousarray(self.bias.float().numpy()),
+                        self.bias is not None)
+            if torch_int4_fits(fmt.weight_format, fmt.n_bits, fmt.group_size) and self.act_quant is None:
                 from sklearn_frontier.kernels._dispatch import _load
                 from sklearn_frontier.kernels.quantization import int4pack_matmul
 
-                fast["int4_fn"] = _load(int4pack_matmul.kernel_spec.extra["torch"])  # the registered backend
-                fast["int4_torch"] = pack_int4_torch(codes, _np(fast["scales_f32"]), zp, fmt.group_size)
+                fast.int4_fn = _load(int4pack_matmul.kernel_spec.extra["torch"])  # the registered backend
+                fast.int4_torch = pack_int4_torch(codes, _np(fast.scales_f32), zp, fmt.group_size)
             from ._formats import _E2M1_SIGNED, e4m3_decode
 
             if fmt.weight_format == "int":
                 lut = np.arange(16, dtype=np.float32)
                 if signed:
                     lut = np.where(lut >= 8, lut - 16, lut).astype(np.float32)
-                s = fast["scales_f32"]
+                sc = fast.scales_f32
             elif fmt.weight_format == "mxfp4":
-                lut, s = _E2M1_SIGNED.astype(np.float32), torch.exp2(self.scales.float() - 127.0)
+                lut, sc = _E2M1_SIGNED.astype(np.float32), torch.exp2(self.scales.float() - 127.0)
             else:
                 lut = _E2M1_SIGNED.astype(np.float32)
-                s = torch.from_numpy(e4m3_decode(_np(self.scales))) * float(self.format_scale)
-            fast["lut"] = (torch.from_numpy(lut), s.contiguous(),
-                           None if zp is None else fast["zero_points"].float())
+                sc = torch.from_numpy(e4m3_decode(_np(self.scales))) * float(self.format_scale)
+            fast.lut = (torch.from_numpy(lut), sc.contiguous(), None if zp is None else fast.zero_points.float())
         self._fast = fast
         return fast
 
-    def _resolve_path(self, M, device):
+    def _resolve_path(self, M, device, fast):
         """The kernel for ``M`` rows: a rule measured by ``benchmarks/_int4_dispatch.py`` (see the class doc)."""
         fmt = self.fmt
         backend = self.backend or get_config()["backend"]
@@ -340,22 +409,38 @@ class TwinQuantLinear(torch.nn.Module):
                     and (cuda_available() or triton_interpret())):
                 return "triton"
             return "reference"
-        if self._fast["int4_torch"] is not None and backend != "numba":
+        if fast.w4a8 is not None and backend != "numba":
+            return "w4a8" if M <= cpu_max_rows("w4a8", *self._shape) else "dequantize"
+        if fast.int4_torch is not None and backend != "numba":
             return "torch_int4" if M <= cpu_max_rows("torch_int4", *self._shape) else "dequantize"
         if backend != "numba" and M > cpu_max_rows("numba_lut4", *self._shape):
             return "dequantize"
         return "numba_lut4"
 
-    def _residual_weight(self):
-        """Float32 ``(lut[q] - z) s`` (m, n) decoded from the packed nibbles (no transform, no tensor scale)."""
+    def _residual_weight_t(self, fast):
+        """Float32 ``Q^T`` (n, m) decoded from the packed nibbles (no transform, no tensor scale)."""
+        if fast.w4a8_decode is not None:
+            from sklearn_frontier.kernels.quantization._w4a8_numba import w4a8_decode_t
+
+            _sync_numba_threads()
+            if fast.lock.acquire(blocking=False):  # the buffer is reused unless another thread holds it
+                try:
+                    if fast.decode_buffer is None:
+                        fast.decode_buffer = np.empty((self.in_features, self.out_features), np.float32)
+                    w4a8_decode_t(*fast.w4a8_decode, self.fmt.group_size, self.in_features, fast.decode_buffer)
+                    return torch.from_numpy(fast.decode_buffer), True
+                except BaseException:
+                    fast.lock.release()
+                    raise
+            return torch.from_numpy(w4a8_decode_t(*fast.w4a8_decode, self.fmt.group_size, self.in_features)), False
         from sklearn_frontier.kernels.quantization import lut4_dequantize
 
         with config_context(backend="numba"):
-            return lut4_dequantize(self.qweight, *self._fast["lut"], group_size=self.fmt.group_size,
-                                   n=self.in_features)
+            return lut4_dequantize(self.qweight, *fast.lut, group_size=self.fmt.group_size,
+                                   n=self.in_features).T, False
 
-    def _transformed(self, x):
-        t = self._fast["t"]
+    def _transformed(self, x, fast):
+        t = fast.t
         if t is None:
             return x
         if t.ndim == 1:
@@ -366,8 +451,8 @@ class TwinQuantLinear(torch.nn.Module):
     def forward(self, x):
         """Apply the quantized linear map ``x @ W_hat.T + bias``.
 
-        The path that ran is recorded in ``last_path_`` ("torch_int4", "numba_lut4", "triton", "dequantize"
-        or "reference").
+        The path that ran is recorded in ``last_path_`` ("w4a8", "torch_int4", "numba_lut4", "triton",
+        "dequantize" or "reference").
 
         Parameters
         ----------
@@ -379,44 +464,59 @@ class TwinQuantLinear(torch.nn.Module):
         y : torch.Tensor of shape (..., out_features)
             Output, in the dtype of ``x``.
         """
+        fast = self._fast
+        if fast is None:
+            fast = self._prepare()
         if x.shape[-1] != self.in_features:
             raise ValueError(f"expected input with last dimension {self.in_features}, got {x.shape[-1]}.")
         lead = x.shape[:-1]
         x2 = x.reshape(-1, self.in_features)
-        fast = self._fast
-        if fast is None or fast["key"] != self._state_key():
-            fast = self._prepare()
-        path = self._resolve_path(x2.shape[0], x2.device)
+        path = self._resolve_path(x2.shape[0], x2.device, fast)
         self.__dict__["last_path_"] = path  # (plain attribute; skips nn.Module.__setattr__ on the hot path)
         xf = x2.to(torch.float32)
+        if path == "w4a8":  # one numba call: activation rounding, both branches, bias
+            from sklearn_frontier.kernels.quantization._w4a8_numba import w4a8_run
+
+            xn = xf.detach().contiguous().numpy()
+            t = fast.t
+            xr = xn if (t is None or t.ndim == 1) else self._transformed(xf, fast).detach().contiguous().numpy()
+            out = torch.empty((xn.shape[0], self.out_features), dtype=torch.float32)
+            h = (xf @ fast.w4a8_down_t).numpy()  # (M, r): the low-rank projection on BLAS
+            w4a8_run(h, xr, *fast.w4a8, out.numpy(), _sync_numba_threads())
+            return out.to(x.dtype).reshape(*lead, self.out_features)
         if path == "triton":
             from sklearn_frontier.kernels.quantization import dual_matmul
 
             with config_context(backend="triton"):
-                y = dual_matmul(xf, self.qweight, fast["scales_f32"], fast["zero_points"], fast["tensor_scale"],
-                                fast["up_t"].T if self.rank else None, self.lowrank_down if self.rank else None,
+                y = dual_matmul(xf, self.qweight, fast.scales_f32, fast.zero_points, fast.tensor_scale,
+                                fast.up_t.T if self.rank else None, self.lowrank_down if self.rank else None,
                                 self.input_transform, self.bias, group_size=self.fmt.group_size)
             return y.to(x.dtype).reshape(*lead, self.out_features)
         if path in ("torch_int4", "numba_lut4"):
-            xr = self._transformed(xf)
+            xr = self._transformed(xf, fast)
             if path == "torch_int4":
-                y = fast["int4_fn"](xr, *fast["int4_torch"], self.fmt.group_size, self.out_features)
+                y = fast.int4_fn(xr, *fast.int4_torch, self.fmt.group_size, self.out_features)
             else:
                 from sklearn_frontier.kernels.quantization import lut4_matmul
 
                 with config_context(backend="numba"):
-                    y = lut4_matmul(xr, self.qweight, *fast["lut"], group_size=self.fmt.group_size)
+                    y = lut4_matmul(xr, self.qweight, *fast.lut, group_size=self.fmt.group_size)
             if self.rank:
-                y = y.mul_(fast["tensor_scale"]).addmm_(xf @ fast["down_t"], fast["up_t"])
+                y = y.mul_(fast.tensor_scale).addmm_(xf @ fast.down_t, fast.up_t)
             elif self.bias is not None:
-                y = torch.add(self.bias, y, alpha=fast["tensor_scale"])
+                y = torch.add(self.bias, y, alpha=fast.tensor_scale)
                 return y.to(x.dtype).reshape(*lead, self.out_features)
             else:
-                y = y.mul_(fast["tensor_scale"])
+                y = y.mul_(fast.tensor_scale)
         elif path == "dequantize":  # GEMM-bound: decoding the residual once per call, then one fp32 GEMM
-            y = (self._transformed(xf) @ self._residual_weight().T).mul_(fast["tensor_scale"])
+            QT, locked = self._residual_weight_t(fast)
+            try:
+                y = (self._transformed(xf, fast) @ QT).mul_(fast.tensor_scale)
+            finally:
+                if locked:
+                    fast.lock.release()
             if self.rank:
-                y = y.addmm_(xf @ fast["down_t"], fast["up_t"])
+                y = y.addmm_(xf @ fast.down_t, fast.up_t)
         elif self.act_bits is None:
             y = xf @ self.dequantize().to(xf.device).T
         else:
@@ -455,6 +555,23 @@ class TwinQuantLinear(torch.nn.Module):
                 f"format={self.fmt.weight_format}{self.fmt.n_bits}, group_size={self.fmt.group_size}, "
                 f"transform={self.transform}, bias={self.bias is not None}")
 
-    def _save_to_state_dict(self, destination, prefix, keep_vars):
-        super()._save_to_state_dict(destination, prefix, keep_vars)
 
+def _sync_numba_threads():
+    """Run numba on as many threads as torch (``torch.get_num_threads()``, set by ``OMP_NUM_THREADS`` or
+    ``torch.set_num_threads``), so that one thread means one thread on both sides; returns that count."""
+    import numba
+
+    n = torch.get_num_threads()
+    if not _NUMBA_STARTED:
+        # Starting numba's OpenMP layer resizes the OpenMP pool torch shares with it: restore torch's count.
+        numba.get_num_threads()
+        _NUMBA_STARTED.append(True)
+        if torch.get_num_threads() != n:
+            torch.set_num_threads(n)
+    n = min(n, numba.config.NUMBA_NUM_THREADS)
+    if numba.get_num_threads() != n:
+        numba.set_num_threads(n)
+    return n
+
+
+_NUMBA_STARTED = []

@@ -356,7 +356,10 @@ class LOTActiveExperimenter(MetaEstimatorMixin, RegressorMixin, BaseEstimator):
             else:
                 scores = integrated_variance_scores(diag, cov[c:, :c], noise)
             scores[~available] = -np.inf
-            j = int(np.argmax(scores))  # ties: the smallest time (pool is sorted)
+            # Ties (a design symmetric about the pick) go to the smallest time (the pool is sorted); a relative
+            # slack keeps rounding noise from breaking them differently in a batch and in one-at-a-time queries.
+            best = scores.max()
+            j = int(np.flatnonzero(scores >= best - 1e-9 * abs(best))[0])
             picks.append(float(pool[j]))
             available[j] = False
             col = cov[:, j].copy()

@@ -47,7 +47,7 @@ def rank_normalized_split_rhat(draws):
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_frontier.utils._mcmc import rank_normalized_split_rhat
+    >>> from sklearn_frontier.utils import rank_normalized_split_rhat
     >>> x = np.random.default_rng(0).normal(size=(4, 500))
     >>> bool(rank_normalized_split_rhat(x) < 1.02)
     True

@@ -1,0 +1,34 @@
+"""Code and docs speak of this repository only: no ticket numbers, no spec sections, no paths outside the tree."""
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+# A reader of this repository cannot open an issue tracker entry, a design spec section or a sibling folder.
+OUTSIDE_REFERENCE = re.compile(r"\b[Ii]ssues? ?#?\d+|§ ?\d|\.\./shared\b|\bshared/design\b|\bdesign/\w+\.md\b")
+SUFFIXES = {".py", ".rst", ".md", ".toml", ".cfg", ".txt", ".sh", ""}
+
+
+def _tracked_text_files():
+    files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    for name in files:
+        path = ROOT / name
+        if path.suffix in SUFFIXES and path.is_file() and "results" not in path.parts:
+            yield path
+
+
+def test_no_reference_outside_the_repository():
+    hits = []
+    for path in _tracked_text_files():
+        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            if OUTSIDE_REFERENCE.search(line):
+                hits.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()[:100]}")
+    assert not hits, "\n".join(hits)
+
+
+@pytest.mark.parametrize("name", ["issue 20", "issue #12", "spec §3", "§4.2", "../shared/design/iv.md"])
+def test_the_pattern_catches_outside_references(name):
+    assert OUTSIDE_REFERENCE.search(name)
