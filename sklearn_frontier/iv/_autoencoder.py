@@ -71,7 +71,8 @@ class IRAEModule(nn.Module):
         super().__init__()
         p, r = W0.shape
         q = WV0.shape[1]
-        self.register_buffer("mu", torch.as_tensor(mu, dtype=torch.float64).clone())  # never share a (read-only) numpy buffer
+        # Buffers own their memory: a read-only numpy buffer (e.g. unpickled) must never be shared.
+        self.register_buffer("mu", torch.as_tensor(mu, dtype=torch.float64).clone())
         self.register_buffer("x_scale", torch.as_tensor(scale, dtype=torch.float64).clone())
         self.W0 = nn.Parameter(torch.as_tensor(W0, dtype=torch.float64).clone())
         self.WV0 = nn.Parameter(torch.as_tensor(WV0, dtype=torch.float64).clone())

@@ -24,12 +24,13 @@ from sklearn_frontier.iv._diagnostics import (
     robust_scale,
     stock_yogo_critical_values,
 )
-from sklearn_frontier.iv._scoring import projected_mse
-from sklearn_frontier.iv._validation import _EPS, _ControlDesign, _validate_controls, _validate_instruments
+from sklearn_frontier.iv._scoring import iv_loss
+from sklearn_frontier.iv._validation import _EPS, _ControlDesign, _validate_controls, check_side_feature_names
 from sklearn_frontier.utils._compat import (
     check_is_fitted,
     validate_data,
 )
+from sklearn_frontier.utils._warnings import user_stacklevel
 
 
 class Intervention(namedtuple("Intervention", ["shift", "effect", "stderr"])):
@@ -180,7 +181,7 @@ def _warn_if_weak(stats, singular_values, threshold, instruments_supplied, cov_t
             f"First-stage singular values {np.array2string(np.asarray(singular_values), precision=3)}, "
             f"first-stage F per direction {np.array2string(np.asarray(stats['first_stage_f']), precision=3)}. "
             "Effects and intervals are unreliable; use fewer components or stronger instruments.",
-            WeakInstrumentWarning, stacklevel=3)
+            WeakInstrumentWarning, stacklevel=user_stacklevel())
 
 
 class _IVInferenceMixin:
@@ -201,6 +202,7 @@ class _IVInferenceMixin:
                 raise ValueError(f"{type(self).__name__} was fitted with {k_w} controls W: pass W=... (the "
                                  "controls of these samples) to predict and score.")
             return 0.0
+        check_side_feature_names(self, W, "W", getattr(self, "control_feature_names_in_", None))
         W = _validate_controls(W, n_samples)
         if W.shape[1] != k_w:
             raise ValueError(f"W has {W.shape[1]} columns but {type(self).__name__} was fitted with "
@@ -317,7 +319,7 @@ class _IVInferenceMixin:
             if np.any(frac < 0.5):
                 warnings.warn(f"The shift lies mostly outside the identified subspace (identified_fraction="
                               f"{np.array2string(frac, precision=3)}); only its projection is identified.",
-                              UnidentifiedInterventionWarning, stacklevel=3)
+                              UnidentifiedInterventionWarning, stacklevel=user_stacklevel())
             d = delta @ self.identified_subspace_
         else:
             d = delta
@@ -413,17 +415,32 @@ def _store_inference(est, stats, W, singular_values):
     est.n_components_ = stats["b"].shape[0]
 
 
+def _move_intercept_to_origin(est, stats, shift):
+    """Set ``intercept_`` at X = 0 and carry its covariance along.
+
+    The second stage fits ``y = a + D b`` on features centred at the representation mean, so the intercept at
+    X = 0 is ``a - shift @ b`` with ``shift`` the mean in feature coordinates. The map is linear, so the
+    covariance moves exactly: ``params_cov_ <- J params_cov_ Jᵀ`` with ``J`` the identity plus ``-shift`` in the
+    intercept row under the treatment columns.
+    """
+    b = stats["b"]
+    est.intercept_ = float(stats["intercept"] - shift @ b)
+    if not stats["has_intercept"]:
+        return
+    J = np.eye(est.params_cov_.shape[0])
+    J[0, -b.shape[0]:] = -shift
+    cov = J @ est.params_cov_ @ J.T
+    est.params_cov_ = 0.5 * (cov + cov.T)
+
+
 def _iv_score(est, X, y, Z, W, sample_weight):
     if Z is not None:
-        pred = est.predict(X, W=W)
-        if W is not None:
-            n = np.shape(X)[0]
-            Z = np.hstack([_validate_instruments(Z, n), _validate_controls(W, n)])
-        return -projected_mse(y, pred, Z=Z, sample_weight=sample_weight)
+        check_side_feature_names(est, Z, "Z", getattr(est, "instrument_feature_names_in_", None))
+        return -iv_loss(est, X, y, Z=Z, W=W, sample_weight=sample_weight)
     if getattr(est, "instruments_supplied_", False):
         warnings.warn(f"{type(est).__name__} was fitted with instruments but scored without Z: returning R², "
                       "which rewards absorbing the confounding. Pass Z (or use make_iv_scorer() with metadata "
-                      "routing) for model selection.", IVScoreWarning, stacklevel=3)
+                      "routing) for model selection.", IVScoreWarning, stacklevel=user_stacklevel())
     if W is not None or getattr(est, "n_controls_", 0):
         from sklearn.metrics import r2_score
 

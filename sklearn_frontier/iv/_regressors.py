@@ -9,6 +9,7 @@ from sklearn.utils import check_random_state
 
 from sklearn_frontier.iv._inference import (
     _IVInferenceMixin,
+    _move_intercept_to_origin,
     _second_stage,
     _store_inference,
     _warn_if_weak,
@@ -24,6 +25,7 @@ from sklearn_frontier.iv._validation import (
     _validate_groups,
     _validate_instruments,
     _weights,
+    side_feature_names,
 )
 from sklearn_frontier.utils._compat import (
     Interval,
@@ -55,6 +57,7 @@ _METADATA = {"Z": True, "W": True, "groups": True}
 def _validate_side(est, X, Z, W, groups, w, *, center=True):
     """Validate Z, W and groups like Z; record the control bookkeeping on ``est``."""
     n = X.shape[0]
+    names_source_Z, names_source_W = Z, W
     Z = _validate_instruments(Z, n)
     names = getattr(W, "columns", None)
     W = _validate_controls(W, n)
@@ -67,6 +70,8 @@ def _validate_side(est, X, Z, W, groups, w, *, center=True):
     est.n_controls_ = k_w
     est.control_names_ = np.asarray([str(c) for c in names] if names is not None and k_w
                                     else [f"w{j}" for j in range(k_w)], dtype=object)
+    est.control_feature_names_in_ = side_feature_names(names_source_W)
+    est.instrument_feature_names_in_ = side_feature_names(names_source_Z)
     est.has_intercept_ = bool(center)
     est.n_weighted_ = float(w.sum())
     est.n_groups_ = 0 if groups is None else int(groups.max()) + 1
@@ -266,7 +271,7 @@ class InstrumentGuidedIVRegressor(_IVInferenceMixin, RegressorMixin, BaseEstimat
         self.instruments_supplied_ = Z is not None
         if linear:
             self.coef_ = Wrep @ stats["b"]
-            self.intercept_ = float(stats["intercept"] - rep.mean_ @ self.coef_)
+            _move_intercept_to_origin(self, stats, rep.mean_ @ Wrep)
         else:
             self.intercept_ = float(stats["intercept"])
         _warn_if_weak(stats, self.first_stage_singular_values_, self.weak_iv_threshold, Z is not None,
@@ -586,7 +591,7 @@ class PCATwoStageLeastSquares(_IVInferenceMixin, RegressorMixin, BaseEstimator):
         _store_inference(self, stats, Wpca, sv)
         self.representation_ = pca
         self.coef_ = Wpca @ stats["b"]
-        self.intercept_ = float(stats["intercept"] - pca.mean_ @ self.coef_)
+        _move_intercept_to_origin(self, stats, pca.mean_ @ Wpca)
         self.n_instruments_ = Zuse.shape[1]
         self.instrument_rank_ = Uz.shape[1]
         self.instruments_supplied_ = Z is not None

@@ -4,7 +4,6 @@
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
-from sklearn.metrics import make_scorer
 from sklearn.utils import check_array
 
 from sklearn_frontier.iv._validation import _EPS, _weights
@@ -69,25 +68,69 @@ def projected_mse(y_true, y_pred, *, Z=None, sample_weight=None):
     return float(proj @ proj / w.sum())
 
 
+def iv_loss(estimator, X, y, *, Z=None, W=None, sample_weight=None):
+    """``projected_mse`` of a fitted IV model's structural prediction, controls included.
+
+    With controls the prediction needs them (``predict(X, W=W)``) and they are their own instruments, so the
+    residual is projected on ``[1, Z, W]``, as in the estimators' ``score``.
+    """
+    pred = estimator.predict(X) if W is None else estimator.predict(X, W=W)
+    if W is not None and Z is not None:
+        from sklearn_frontier.iv._validation import _validate_controls, _validate_instruments
+
+        n = np.shape(X)[0]
+        Z = np.hstack([_validate_instruments(Z, n), _validate_controls(W, n)])
+    return projected_mse(y, pred, Z=Z, sample_weight=sample_weight)
+
+
+class IVScorer:
+    """Greater-is-better ``-projected_mse`` scorer that asks metadata routing for Z, W and sample weights.
+
+    Build it with :func:`make_iv_scorer`. ``groups`` is accepted (the estimators take it for clustered
+    covariances) and does not change the loss.
+    """
+
+    _ROUTED = ("Z", "W", "sample_weight")
+
+    def __call__(self, estimator, X, y_true, *, Z=None, W=None, groups=None, sample_weight=None):
+        return -iv_loss(estimator, X, y_true, Z=Z, W=W, sample_weight=sample_weight)
+
+    def get_metadata_routing(self):
+        """The score request: Z, W and sample_weight, each under its own name."""
+        from sklearn.utils.metadata_routing import MetadataRequest
+
+        request = MetadataRequest(owner=type(self).__name__)
+        for param in self._ROUTED:
+            request.score.add_request(param=param, alias=True)
+        return request
+
+    def __repr__(self):
+        return "make_iv_scorer()"
+
+
 def make_iv_scorer():
-    """Greater-is-better scorer ``-projected_mse`` that requests Z through metadata routing.
+    """Greater-is-better scorer ``-projected_mse`` that requests Z and W through metadata routing.
 
     With routing on (``sklearn.set_config(enable_metadata_routing=True)``), ``GridSearchCV(...,
-    scoring=make_iv_scorer()).fit(X, y, Z=Z)`` scores each test fold with its own Z. With routing off the
-    scorer receives no Z and raises a ValueError asking to enable routing.
+    scoring=make_iv_scorer()).fit(X, y, Z=Z, W=W)`` scores each test fold with its own Z and controls W
+    (predictions use ``predict(X, W=W)``; the residual is projected on ``[1, Z, W]``, as the estimators'
+    ``score`` does); ``sample_weight`` is routed too and ``groups`` is accepted. With routing off the scorer
+    receives no Z and raises a ValueError asking to enable routing.
 
     Returns
     -------
-    scorer : callable
-        ``scorer(estimator, X, y, Z=...)`` returning ``-projected_mse``.
+    scorer : IVScorer
+        ``scorer(estimator, X, y, Z=..., W=None, groups=None, sample_weight=None)`` returning ``-projected_mse``.
 
     Examples
     --------
-    >>> from sklearn_frontier.iv import make_iv_scorer
-    >>> scorer = make_iv_scorer()
+    >>> import numpy as np
+    >>> from sklearn_frontier.datasets import make_iv_many_treatments
+    >>> from sklearn_frontier.iv import InstrumentGuidedIVRegressor, make_iv_scorer
+    >>> X, y, Z = make_iv_many_treatments(n_samples=300, random_state=0)[:3]
+    >>> W = np.random.default_rng(0).normal(size=(300, 2))
+    >>> model = InstrumentGuidedIVRegressor().fit(X, y, Z=Z, W=W)
+    >>> bool(make_iv_scorer()(model, X, y, Z=Z, W=W) <= 0)
+    True
     """
-    import sklearn
-
-    with sklearn.config_context(enable_metadata_routing=True):
-        scorer = make_scorer(projected_mse, greater_is_better=False).set_score_request(Z=True)
-    return scorer
+    return IVScorer()

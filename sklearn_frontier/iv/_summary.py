@@ -67,7 +67,8 @@ def build_summary(est, alpha, treatment_names):
     cov_label = est.cov_type + (f" ({est.n_groups_} clusters)" if est.cov_type == "cluster" else "")
     header = [("Estimator:", type(est).__name__), ("No. observations:", f"{est.n_weighted_:g}"),
               ("Cov. type:", cov_label), ("Debiased:", str(est.debiased_)), ("Inference:", label),
-              ("Df residuals:", f"{est.df_resid_:g}"), ("Instruments:", str(est.n_instruments_)),
+              ("Df residuals:", f"{est.df_resid_:g}"),
+              ("Instruments:", str(est.n_instruments_) if est.instruments_supplied_ else "none (OLS)"),
               ("Controls:", str(len(control_names)))]
     diagnostics = []
     if est.instruments_supplied_:
@@ -81,4 +82,6 @@ def build_summary(est, alpha, treatment_names):
         diagnostics.append(("Sargan (homoskedastic overid.)", _fmt_pair(est.sargan_)))
         diagnostics.append(("Hansen J (robust overid., 2-step GMM)", _fmt_pair(est.hansen_j_)))
         diagnostics.append((f"Endogeneity ({est.endogeneity_test_})", _fmt_pair(est.endogeneity_)))
-    return IVSummary("IV-2SLS Estimation Summary", header, params, diagnostics)
+    # Without Z the treatments are their own instruments: the fit is OLS and says so.
+    title = "IV-2SLS Estimation Summary" if est.instruments_supplied_ else "OLS Estimation Summary"
+    return IVSummary(title, header, params, diagnostics)

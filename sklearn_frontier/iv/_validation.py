@@ -10,6 +10,7 @@ from sklearn.utils import check_array
 from sklearn_frontier.utils._compat import (
     _check_sample_weight,
 )
+from sklearn_frontier.utils._warnings import user_stacklevel
 
 _EPS = np.finfo(np.float64).eps
 
@@ -54,6 +55,46 @@ def _validate_controls(W, n_samples):
     return _validate_side_array(W, n_samples, "W", "controls", "n_controls")
 
 
+def side_feature_names(A):
+    """The string column names of a side array (a DataFrame), else None: scikit-learn's rule for X."""
+    columns = getattr(A, "columns", None)
+    if columns is None or not len(columns) or not all(isinstance(c, str) for c in columns):
+        return None
+    return np.asarray(list(columns), dtype=object)
+
+
+def check_side_feature_names(est, A, name, fitted_names):
+    """Check the columns of side array ``name`` against those seen at fit, as scikit-learn checks X's.
+
+    Reordered or renamed columns raise (they would silently meet the wrong coefficients); names present on
+    one side only warn, like X.
+    """
+    seen = side_feature_names(A)
+    owner = type(est).__name__
+    if fitted_names is None and seen is None:
+        return
+    if fitted_names is None:
+        warnings.warn(f"{name} has feature names, but {owner} was fitted without feature names for {name}.",
+                      UserWarning, stacklevel=user_stacklevel())
+        return
+    if seen is None:
+        warnings.warn(f"{name} does not have valid feature names, but {owner} was fitted with feature names for "
+                      f"{name}.", UserWarning, stacklevel=user_stacklevel())
+        return
+    if len(seen) == len(fitted_names) and np.all(seen == fitted_names):
+        return
+    message = f"The {name} feature names should match those that were passed during fit.\n"
+    unexpected = [c for c in seen if c not in set(fitted_names)]
+    missing = [c for c in fitted_names if c not in set(seen)]
+    if unexpected:
+        message += f"Feature names unseen at fit time: {unexpected}\n"
+    if missing:
+        message += f"Feature names seen at fit time, yet now missing: {missing}\n"
+    if not unexpected and not missing:
+        message += "Feature names must be in the same order as they were in fit.\n"
+    raise ValueError(message)
+
+
 def _validate_groups(groups, n_samples, cov_type):
     """Integer cluster labels (n,) for ``cov_type="cluster"``, else None (groups are ignored)."""
     if cov_type != "cluster":
@@ -92,7 +133,8 @@ class _ControlDesign:
         self.rank = int(keep.sum())
         if W is not None and self.rank < Ct.shape[1]:
             warnings.warn(f"The controls W are collinear (with the intercept or each other): rank {self.rank} < "
-                          f"{Ct.shape[1]} columns; their coefficients are minimum-norm.", UserWarning, stacklevel=4)
+                          f"{Ct.shape[1]} columns; their coefficients are minimum-norm.", UserWarning,
+                          stacklevel=user_stacklevel())
         self.basis = U[:, keep]
         self._pinv = (Vt[keep].T / S[keep]) @ U[:, keep].T
 
@@ -155,7 +197,7 @@ def _instrument_basis(Z, w, *, center=True, name="Z", warn_rank=True, controls=N
     if warn_rank and k_z < Z.shape[1]:
         after = "centring" if controls is None else "partialling out the intercept and the controls W"
         warnings.warn(f"{name} is rank deficient: rank {k_z} < {Z.shape[1]} columns after {after}; "
-                      f"continuing with {k_z} instrument directions.", UserWarning, stacklevel=3)
+                      f"continuing with {k_z} instrument directions.", UserWarning, stacklevel=user_stacklevel())
     return U[:, :k_z], S[:k_z], zbar
 
 

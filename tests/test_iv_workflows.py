@@ -1,0 +1,102 @@
+"""IV workflows as the user guide shows them: model selection with controls and clusters under metadata routing,
+pandas input, the summary of an OLS fit, and side arrays checked at predict like X."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import sklearn
+from sklearn.model_selection import GridSearchCV, GroupKFold, KFold, cross_validate
+
+from sklearn_frontier.datasets import make_iv_many_treatments
+from sklearn_frontier.exceptions import WeakInstrumentWarning
+from sklearn_frontier.iv import (
+    InstrumentGuidedIVRegressor,
+    PCATwoStageLeastSquares,
+    TwoStageLeastSquares,
+    make_iv_scorer,
+)
+
+
+@pytest.fixture
+def routing():
+    with sklearn.config_context(enable_metadata_routing=True):
+        yield
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y, Z, _ = make_iv_many_treatments(n_samples=400, n_features=12, n_instruments=3, random_state=0)
+    rng = np.random.default_rng(1)
+    W = rng.normal(size=(X.shape[0], 2))
+    y = y + W @ np.array([0.5, -1.0])
+    frame = lambda A, p: pd.DataFrame(A, columns=[f"{p}{j}" for j in range(A.shape[1])])  # noqa: E731
+    return frame(X, "x"), pd.Series(y, name="y"), frame(Z, "z"), frame(W, "w"), rng.integers(0, 20, X.shape[0])
+
+
+@pytest.mark.parametrize("estimator", [InstrumentGuidedIVRegressor(), PCATwoStageLeastSquares()],
+                         ids=lambda e: type(e).__name__)
+def test_grid_search_with_controls_scores_every_fold(routing, data, estimator):
+    X, y, Z, W, _ = data
+    search = GridSearchCV(estimator, {"n_components": [1, 2, 3]}, scoring=make_iv_scorer(), cv=KFold(3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "Scoring failed" must not happen
+        warnings.simplefilter("ignore", WeakInstrumentWarning)
+        search.fit(X, y, Z=Z, W=W)
+    scores = search.cv_results_["mean_test_score"]
+    assert np.all(np.isfinite(scores))
+    assert len(np.unique(scores)) == 3  # the candidates are told apart, not tied at a failure value
+    if isinstance(estimator, InstrumentGuidedIVRegressor):
+        assert search.best_params_["n_components"] == 3  # the full instrument rank wins on this design
+    assert search.best_estimator_.n_controls_ == 2
+
+
+def test_cross_validate_with_controls_and_groups(routing, data):
+    X, y, Z, W, groups = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.simplefilter("ignore", WeakInstrumentWarning)
+        res = cross_validate(TwoStageLeastSquares(cov_type="cluster"), X.iloc[:, :3], y, cv=GroupKFold(4),
+                             scoring=make_iv_scorer(), params={"Z": Z, "W": W, "groups": groups})
+    assert np.all(np.isfinite(res["test_score"])) and np.all(res["test_score"] <= 0)
+
+
+def test_scorer_uses_controls_like_score(data):
+    X, y, Z, W, groups = data
+    X = X.iloc[:, :3]
+    model = TwoStageLeastSquares().fit(X, y, Z=Z, W=W)
+    scorer = make_iv_scorer()
+    assert scorer(model, X, y, Z=Z, W=W, groups=groups) == pytest.approx(model.score(X, y, Z=Z, W=W), rel=1e-12)
+    with pytest.raises(ValueError, match="W"):  # fitted with controls: predicting without them is refused
+        scorer(model, X, y, Z=Z)
+
+
+def test_summary_of_a_fit_without_instruments_says_ols(data):
+    X, y, _, W, _ = data
+    text = str(TwoStageLeastSquares().fit(X[["x0"]], y, W=W).summary())
+    assert "OLS Estimation Summary" in text and "IV-2SLS" not in text
+    assert "none (OLS)" in text
+
+
+@pytest.mark.parametrize("estimator", [TwoStageLeastSquares(), InstrumentGuidedIVRegressor(n_components=2)],
+                         ids=lambda e: type(e).__name__)
+def test_controls_checked_at_predict_like_x(data, estimator):
+    X, y, Z, W, _ = data
+    X = X.iloc[:, :3]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", WeakInstrumentWarning)
+        model = estimator.fit(X, y, Z=Z, W=W)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # names given at fit and dropped here: warned, tested below
+        np.testing.assert_allclose(model.predict(X, W=W), model.predict(X.to_numpy(), W=W.to_numpy()))
+    with pytest.raises(ValueError, match="W.*feature names"):
+        model.predict(X, W=W[["w1", "w0"]])  # reordered columns would silently swap the coefficients
+    with pytest.raises(ValueError, match="W has 1 columns"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        model.predict(X, W=W.to_numpy()[:, :1])
+    with pytest.raises(ValueError, match="Z feature names"):
+        model.score(X, y, Z=Z.rename(columns={"z0": "zz"}), W=W)
+    with pytest.warns(UserWarning, match="W does not have valid feature names") as record:
+        model.predict(X, W=W.to_numpy().tolist())
+    assert record[0].filename == __file__  # the warning points at the user's line
