@@ -41,7 +41,16 @@ class ConfigurationFallbackWarning(UserWarning):
     """
 
 
-__all__ += ["ConfigurationFallbackWarning"]
+class UnlabelledRowsWarning(UserWarning):
+    """Unlabelled rows went through ``MixConfigAugmenter.fit_transform``, as in a plain ``Pipeline``.
+
+    The next step receives ``y`` unchanged and would learn the unlabelled marker (-1) as a class;
+    :class:`sklearn_frontier.configurations.SemiSupervisedAugmentation` fits the augmenter on every row
+    and the downstream estimator on the labelled rows only.
+    """
+
+
+__all__ += ["ConfigurationFallbackWarning", "UnlabelledRowsWarning"]
 
 
 # --- saved state (sklearn_frontier.annotation state files and loop checkpoints) ---

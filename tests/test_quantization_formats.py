@@ -143,3 +143,10 @@ def test_estimator_bits_match_hand_counts():
     wush = WUSHQuantizer().fit(W)
     assert wush.bits_breakdown_["transform"] == 16 * n * 32
     assert WUSHQuantizer(block_transform="hadamard").fit(W).bits_breakdown_["transform"] == 0
+
+
+def test_round_bfloat16_and_weight_magnitude_known_values():
+    from sklearn_frontier.quantization._formats import check_weight_magnitude, round_bfloat16
+
+    assert float(round_bfloat16(np.array([0.1]))[0]) == 0.10009765625  # 0.1 to 8 significant bits
+    assert check_weight_magnitude(np.full((2, 2), 3.0)) == (3.0, 3.0)

@@ -3,7 +3,8 @@
 :class:`ConfigurationExtractor` finds the partitions of a kNN graph that are optimal over a band of
 the modularity resolution (the exact CHAMP envelope of a Louvain resolution scan);
 :class:`MixConfigAugmenter` learns per-sample mixing weights over them and appends the mixed
-configuration embedding to X for any downstream model.
+configuration embedding to X for any downstream model; :class:`SemiSupervisedAugmentation` fits it on every
+row and a downstream model on the labelled rows (the semi-supervised Pipeline).
 """
 
 from sklearn_frontier._registry import register_demo, register_estimator
@@ -11,8 +12,10 @@ from sklearn_frontier._registry import register_demo, register_estimator
 from ._augmenter import MixConfigAugmenter
 from ._extractor import ConfigurationExtractor, plot_resolution_profile
 from ._graph import configurations_from_graph
+from ._semi_supervised import SemiSupervisedAugmentation
 
-__all__ = ["ConfigurationExtractor", "MixConfigAugmenter", "configurations_from_graph", "plot_resolution_profile"]
+__all__ = ["ConfigurationExtractor", "MixConfigAugmenter", "SemiSupervisedAugmentation", "configurations_from_graph",
+           "plot_resolution_profile"]
 
 register_estimator(ConfigurationExtractor, method="configurations", task="unsupervised_transform",
                    search_grid={"n_neighbors": [5, 10]},

@@ -18,8 +18,59 @@ from sklearn_frontier.utils._compat import (
     validate_data,
 )
 from sklearn_frontier.utils._random import MAX_SEED
+from sklearn_frontier.exceptions import UnlabelledRowsWarning
+from sklearn_frontier.utils._warnings import warn_user
 
 from ._extractor import ConfigurationExtractor, _check_features, check_resolution_range
+
+
+# Integer-valued targets with at most this many distinct labelled values are read as classes by task="auto".
+MAX_AUTO_CLASSES = 20
+
+
+def _target_array(y):
+    """y as a numpy array; pandas' nullable and categorical targets keep their missing values as NaN/None."""
+    dtype = getattr(y, "dtype", None)
+    if dtype is not None and hasattr(y, "to_numpy") and not isinstance(dtype, np.dtype):
+        kind = getattr(dtype, "kind", "O")
+        if kind in "iuf":  # nullable Int64/Float64: pd.NA becomes NaN
+            return y.to_numpy(dtype=np.float64, na_value=np.nan)
+        return y.to_numpy(dtype=object, na_value=None)
+    return np.asarray(y)
+
+
+def _is_missing(y):
+    if y.dtype.kind == "f":
+        return np.isnan(y)
+    if y.dtype.kind == "O":
+        return np.array([v is None or (isinstance(v, float) and np.isnan(v)) for v in y], dtype=bool)
+    return np.zeros(y.shape[0], dtype=bool)
+
+
+def _labelled_classes(y):
+    """Labelled rows of a class target: neither the -1 marker nor missing (NaN, None, pd.NA)."""
+    mask = ~_is_missing(y)
+    if y.dtype.kind in "iuf":
+        mask &= y != -1
+    return mask
+
+
+def _infer_task(y):
+    """The ``task="auto"`` rules: strings, booleans and categories are classes; integer values (also as floats
+    with NaN for missing, pandas' nullable integers) are classes up to ``MAX_AUTO_CLASSES`` distinct labelled
+    values, else a regression, with a warning since either reading is plausible; other numbers are a regression.
+    """
+    if y.dtype.kind in "OUSb":
+        return "classification"
+    values = y[~_is_missing(y)].astype(np.float64)
+    if not np.all(values == np.round(values)):
+        return "regression"
+    n_distinct = np.unique(values[values != -1]).shape[0]
+    if n_distinct <= MAX_AUTO_CLASSES:
+        return "classification"
+    warn_user(f"y holds {n_distinct} distinct integer values (more than {MAX_AUTO_CLASSES}): MixConfigAugmenter "
+              "treats it as a regression target. Pass task='classification' if these are class labels.")
+    return "regression"
 
 
 def _has_head(self):
@@ -37,8 +88,11 @@ class MixConfigAugmenter(TransformerMixin, BaseEstimator):
     trained on the task loss of a linear head on ``z = sum_i w_i c_i``; ``transform`` returns
     ``[X, z]`` for any downstream model.
 
-    Rows with ``y == -1`` (classification) or ``y = NaN`` (regression) are unlabelled: they shape
-    the graph, the configurations and the assignments but not the loss (semi-supervised fit).
+    Rows with ``y == -1`` or a missing value (NaN, None, ``pd.NA``) for classification, or ``y = NaN``
+    for regression, are unlabelled: they shape the graph, the configurations and the assignments but not
+    the loss (semi-supervised fit). In a plain ``Pipeline`` the next step would see those markers as
+    targets, so ``fit_transform`` warns when they are present; use :class:`SemiSupervisedAugmentation`,
+    which fits the augmenter on every row and the downstream model on the labelled ones.
 
     Parameters
     ----------
@@ -51,7 +105,11 @@ class MixConfigAugmenter(TransformerMixin, BaseEstimator):
 assign_neighbors, stability_features : see ConfigurationExtractor
         Parameters of the built extractor (see :class:`ConfigurationExtractor`).
     task : {"auto", "classification", "regression"}, default="auto"
-        Task of the selector's head; ``"auto"`` infers it from ``y``.
+        Task of the selector's head. ``"auto"`` reads ``y`` by fixed rules: strings, booleans and categories
+        are classes; integer values (also floats that are whole numbers, with NaN for missing, and pandas'
+        nullable ``Int64``) are classes when at most ``MAX_AUTO_CLASSES`` (20) distinct values are labelled,
+        else a regression (with a warning); any other numbers are a regression. Set it explicitly when
+        the rules guess wrong.
     output : {"embedding", "assignments"}, default="embedding"
         ``z`` (``embed_dim`` columns), or the weighted soft assignments ``[w_1 S_1, ..., w_M S_M]``.
     passthrough : bool, default=True
@@ -113,6 +171,9 @@ assign_neighbors, stability_features : see ConfigurationExtractor
     n_configurations_ : int
     single_index_ : int
     task_ : str
+        ``"classification"`` or ``"regression"``: the task fitted (``task``, or what ``"auto"`` read from y).
+    labelled_mask_ : ndarray of shape (n_samples,), dtype=bool
+        Which training rows were labelled (the others shaped the graph only).
     classes_ : ndarray (classification)
     y_mean_, y_scale_ : float (regression)
     stats_scaled_ : ndarray of shape (n_configurations_, q)
@@ -228,46 +289,32 @@ assign_neighbors, stability_features : see ConfigurationExtractor
 
     # --------------------------------------------------------------- target
     def _check_y(self, y, n):
-        y = np.asarray(y) if not hasattr(y, "iloc") else np.asarray(y)
+        """``(task, y, labelled mask)`` by the rules documented under ``task``."""
+        y = _target_array(y)
         if y.ndim == 2 and y.shape[1] == 1:
             y = column_or_1d(y, warn=True)
         elif y.ndim != 1:
             raise ValueError(f"MixConfigAugmenter supports one target column (no multi-output), got y of shape "
                              f"{y.shape}.")
         check_consistent_length(np.empty((n, 0)), y)
-        task = self.task
-        is_float = y.dtype.kind == "f"
-        if is_float and np.isinf(y).any():
+        if y.dtype.kind == "f" and np.isinf(y).any():
             raise ValueError("Input y contains infinity; mark unlabelled rows with NaN (regression) or -1 "
                              "(classification).")
-        if task == "auto":
-            if is_float and np.isnan(y).any():
-                task = "regression"
-            else:
-                labelled = y[y != -1] if y.dtype.kind in "iuf" else y
-                kind = type_of_target(labelled if labelled.size else y, raise_unknown=True)
-                if kind in ("binary", "multiclass"):
-                    task = "classification"
-                elif kind == "continuous":
-                    task = "regression"
-                else:
-                    raise ValueError(f"Unsupported target type {kind!r} for MixConfigAugmenter (binary, multiclass "
-                                     "or continuous only).")
+        task = self.task if self.task != "auto" else _infer_task(y)
         if task == "regression":
             y = check_array(y, ensure_2d=False, dtype=np.float64, ensure_all_finite="allow-nan")
-            if np.isinf(y).any():
-                raise ValueError("Input y contains infinity.")
             mask = ~np.isnan(y)
             if mask.sum() < 1:
                 raise ValueError("MixConfigAugmenter needs at least one labelled row (y is all NaN).")
             return task, y, mask
-        if y.dtype.kind == "f" and np.isnan(y).any():
-            raise ValueError("Input y contains NaN; mark unlabelled rows with -1 for classification.")
-        if y.dtype.kind == "O":
-            type_of_target(y, raise_unknown=True)
-        mask = ~(y == -1) if y.dtype.kind in "iuf" else np.ones(y.shape[0], dtype=bool)
-        mask = np.asarray(mask, dtype=bool)
-        kind = type_of_target(y[mask], raise_unknown=True) if mask.any() else "unknown"
+        mask = _labelled_classes(y)
+        labels = y[mask]
+        if labels.dtype.kind == "f" and np.all(labels == np.round(labels)):
+            y = np.where(mask, y, -1).astype(np.int64)  # integer classes read with NaN for missing
+            labels = y[mask]
+        elif y.dtype.kind == "O":
+            type_of_target(labels, raise_unknown=True)
+        kind = type_of_target(labels, raise_unknown=True) if mask.any() else "unknown"
         if kind not in ("binary", "multiclass"):
             raise ValueError(f"Classification needs a binary or multiclass target, got {kind!r}.")
         return task, y, mask
@@ -307,6 +354,7 @@ assign_neighbors, stability_features : see ConfigurationExtractor
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         task, y, mask = self._check_y(y, X.shape[0])
         self.task_ = task
+        self.labelled_mask_ = mask
         rng = check_random_state(self.random_state)
         ext_seed, torch_seed, split_seed = (int(s) for s in rng.randint(0, MAX_SEED, size=3))
         ext = self._make_extractor(ext_seed)
@@ -429,6 +477,36 @@ assign_neighbors, stability_features : see ConfigurationExtractor
     def _validated(self, X):
         check_is_fitted(self)
         return validate_data(self, X, dtype=np.float64, reset=False)
+
+    def fit_transform(self, X, y=None, **fit_params):
+        """Fit on all rows and return ``transform(X)``, warning when some rows are unlabelled.
+
+        A ``Pipeline`` calls this and then hands ``y`` unchanged to the next step, which would learn the
+        unlabelled marker (-1) as a class or fail on NaN; :class:`SemiSupervisedAugmentation` is the
+        supported form.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            All rows, labelled and unlabelled.
+        y : array-like of shape (n_samples,)
+            Targets, with unlabelled rows marked as in :meth:`fit`.
+        **fit_params : dict
+            Unused; kept for the transformer API.
+
+        Returns
+        -------
+        Xt : ndarray of shape (n_samples, n_output_features)
+            The augmented features of every row.
+        """
+        self.fit(X, y)
+        n_unlabelled = int((~self.labelled_mask_).sum())
+        if n_unlabelled:
+            warn_user(f"{n_unlabelled} of {self.labelled_mask_.shape[0]} rows are unlabelled: a step after "
+                      "MixConfigAugmenter in a Pipeline receives y unchanged and would learn the marker as a "
+                      "target. Use SemiSupervisedAugmentation(augmenter, estimator) to fit the augmenter on every "
+                      "row and the estimator on the labelled ones.", UnlabelledRowsWarning)
+        return self.transform(X)
 
     def transform(self, X):
         """``[X, z]`` (embedding), ``[X, w_1 S_1, ..., w_M S_M]`` (assignments) or ``[X, S_1, ..., S_M]`` (concat).

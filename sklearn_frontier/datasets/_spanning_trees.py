@@ -256,7 +256,7 @@ def make_slit_annulus(n_samples=500, *, noise=0.1, slit=0.05, n_theta=60, random
 
     Examples
     --------
-    >>> from sklearn_frontier.datasets._spanning_trees import make_slit_annulus
+    >>> from sklearn_frontier.datasets import make_slit_annulus
     >>> X, y, f, boundary = make_slit_annulus(20, random_state=0)
     >>> X.shape, boundary.shape
     ((20, 2), (120, 2))

@@ -4,7 +4,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
-__all__ = ["make_hypergraph_sbm"]
+__all__ = ["make_hypergraph_sbm", "load_digits_hypergraph"]
 
 
 def make_hypergraph_sbm(n_samples=120, n_blocks=3, *, p_in=0.06, p_out=0.03, n_hyperedges=60,
@@ -143,7 +143,7 @@ def load_digits_hypergraph(n_samples=600, *, n_neighbors=5, n_cells=300, cell_si
 
     Examples
     --------
-    >>> from sklearn_frontier.datasets._topology import load_digits_hypergraph
+    >>> from sklearn_frontier.datasets import load_digits_hypergraph
     >>> A, cells, y = load_digits_hypergraph(200, n_cells=50, random_state=0)
     >>> A.shape, len(cells[0]), len(set(y.tolist()))
     ((200, 200), 8, 10)

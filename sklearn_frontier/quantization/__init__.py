@@ -11,6 +11,7 @@ from ._calibration import CalibrationStats
 from ._formats import (
     FormatSpec,
     QuantizedWeight,
+    bits_breakdown,
     bits_per_weight,
     dequantize_weight,
     group_size_for_budget,
@@ -57,6 +58,7 @@ __all__ = [
     "FormatSpec",
     "dequantize_weight",
     "bits_per_weight",
+    "bits_breakdown",
     "group_size_for_budget",
     "rank_for_budget",
 ]

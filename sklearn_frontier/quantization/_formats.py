@@ -108,13 +108,6 @@ def round_bfloat16(a):
     -------
     r : ndarray of float32
         The bfloat16 values, widened exactly to float32.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_frontier.quantization._formats import round_bfloat16
-    >>> float(round_bfloat16(np.array([0.1]))[0])
-    0.10009765625
     """
     with np.errstate(over="ignore"):
         a32 = np.ascontiguousarray(np.asarray(a, dtype=np.float32))
@@ -153,13 +146,6 @@ def check_weight_magnitude(W, name="X"):
     ------
     ValueError
         When ``max |W| > MAX_WEIGHT_ABS`` (too large) or ``0 < RMS < MIN_WEIGHT_RMS`` (too small).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_frontier.quantization._formats import check_weight_magnitude
-    >>> check_weight_magnitude(np.full((2, 2), 3.0))
-    (3.0, 3.0)
     """
     W = np.asarray(W, dtype=np.float64)
     amax = float(np.abs(W).max()) if W.size else 0.0
@@ -449,7 +435,7 @@ def dequantize_weight(qw):
     --------
     >>> import numpy as np
     >>> from sklearn_frontier.quantization import RTNQuantizer
-    >>> from sklearn_frontier.quantization._formats import dequantize_weight
+    >>> from sklearn_frontier.quantization import dequantize_weight
     >>> W = np.random.default_rng(0).standard_normal((8, 64))
     >>> dequantize_weight(RTNQuantizer(group_size=32).fit(W).quantize()).shape
     (8, 64)
@@ -531,7 +517,7 @@ def bits_breakdown(m, n, fmt, *, rank=0, lowrank_bits=16, transform="none", tran
 
     Examples
     --------
-    >>> from sklearn_frontier.quantization._formats import FormatSpec, bits_breakdown
+    >>> from sklearn_frontier.quantization import FormatSpec, bits_breakdown
     >>> parts = bits_breakdown(384, 384, FormatSpec("int", 4, 128))
     >>> parts["codes"], parts["scales"], parts["tensor_scale"]
     (589824, 18432, 32)
@@ -570,7 +556,7 @@ def bits_per_weight(m, n, fmt, **kwargs):
 
     Examples
     --------
-    >>> from sklearn_frontier.quantization._formats import FormatSpec, bits_per_weight
+    >>> from sklearn_frontier.quantization import FormatSpec, bits_per_weight
     >>> round(bits_per_weight(4096, 4096, FormatSpec("int", 4, 32)), 4)
     4.5
     """
@@ -602,7 +588,7 @@ def group_size_for_budget(m, n, budget_bpw, *, n_bits=4, symmetric=True, candida
 
     Examples
     --------
-    >>> from sklearn_frontier.quantization._formats import group_size_for_budget
+    >>> from sklearn_frontier.quantization import group_size_for_budget
     >>> group_size_for_budget(4096, 4096, 4.5)
     64
     """
@@ -638,7 +624,7 @@ def rank_for_budget(m, n, budget_bpw, fmt, *, lowrank_bits=16, transform="none")
 
     Examples
     --------
-    >>> from sklearn_frontier.quantization._formats import FormatSpec, rank_for_budget
+    >>> from sklearn_frontier.quantization import FormatSpec, rank_for_budget
     >>> rank_for_budget(4096, 4096, 4.75, FormatSpec("int", 4, 32))
     31
     """

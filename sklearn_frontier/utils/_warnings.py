@@ -5,6 +5,7 @@ import os
 import sys
 import warnings
 
+import joblib
 import sklearn
 
 import sklearn_frontier
@@ -13,7 +14,7 @@ import sklearn_frontier
 def _library_dirs():
     # The kernels folder installs as sklearn_frontier.kernels but lives beside the package in a checkout.
     kernels = importlib.util.find_spec("sklearn_frontier.kernels").submodule_search_locations
-    dirs = [os.path.dirname(sklearn_frontier.__file__), os.path.dirname(sklearn.__file__), *kernels]
+    dirs = [os.path.dirname(module.__file__) for module in (sklearn_frontier, sklearn, joblib)] + list(kernels)
     return tuple(os.path.join(os.path.realpath(d), "") for d in dirs)
 
 
@@ -23,7 +24,7 @@ _LIBRARY_DIRS = _library_dirs()
 
 def user_stacklevel():
     """The ``stacklevel`` that makes ``warnings.warn`` (called by the caller) point at the first frame outside
-    sklearn_frontier and scikit-learn (the user's line, or the tool that called the estimator)."""
+    sklearn_frontier, scikit-learn and joblib (which runs a Pipeline's steps): the user's line."""
     frame, level = sys._getframe(1), 1
     while frame is not None and os.path.realpath(frame.f_code.co_filename).startswith(_LIBRARY_DIRS):
         frame, level = frame.f_back, level + 1
