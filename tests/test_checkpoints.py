@@ -42,6 +42,10 @@ def _outputs(est, Xt):
 
 
 def _sweeps(path):
+    """Sweep counters in a checkpoint file, or in the one file a fit wrote under the checkpoint name ``path``."""
+    path = Path(path)
+    if not path.exists():
+        (path,) = path.parent.glob(f"{path.stem}.*{path.suffix}")
     arrays = read_state_file(path)
     payload = _decode(json.loads(str(arrays["checkpoint/tree"])),
                       {k[5:]: v for k, v in arrays.items() if k.startswith("data/")})
@@ -59,9 +63,10 @@ def test_checkpointing_does_not_change_the_fit(cls, tmp_path):
     for key in plain.draws_:
         np.testing.assert_array_equal(plain.draws_[key], saved.draws_[key])
     assert plain.acceptance_rates_ == saved.acceptance_rates_
-    assert _sweeps(ckpt) == [PARAMS[cls.__name__]["n_iter"]]
+    assert _sweeps(saved.checkpoint_path_) == [PARAMS[cls.__name__]["n_iter"]]
     again = _make(cls, checkpoint=ckpt, checkpoint_every=3).fit(X, y)  # complete checkpoint: the same result
     np.testing.assert_array_equal(_outputs(plain, Xt), _outputs(again, Xt))
+    assert again.checkpoint_path_ == saved.checkpoint_path_
 
 
 def test_parallel_chains_checkpoint_to_the_same_fit(tmp_path):
@@ -77,10 +82,12 @@ def test_warm_start_continuation_checkpoints_too(tmp_path):
     ckpt = tmp_path / "w.npz"
     est = _make(PRBASTRegressor).fit(X, y).set_params(warm_start=True, n_iter=20, checkpoint=ckpt, checkpoint_every=6)
     np.testing.assert_array_equal(_outputs(plain, Xt), _outputs(est.fit(X, y), Xt))
-    assert _sweeps(ckpt) == [80]
-    fresh = _make(PRBASTRegressor, n_iter=20, n_burnin=5, checkpoint=ckpt)  # not the warm continuation
+    assert _sweeps(est.checkpoint_path_) == [80]
+    fresh = _make(PRBASTRegressor, n_iter=20, n_burnin=5, checkpoint=ckpt).fit(X, y)  # not the warm continuation
+    assert fresh.checkpoint_path_ != est.checkpoint_path_
+    Path(fresh.checkpoint_path_).write_bytes(Path(est.checkpoint_path_).read_bytes())  # its file holds another fit
     with pytest.raises(StateFileError, match="differs in .*start"):
-        fresh.fit(X, y)
+        _make(PRBASTRegressor, n_iter=20, n_burnin=5, checkpoint=ckpt).fit(X, y)
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
@@ -106,23 +113,56 @@ def test_checkpoint_parameters_are_sklearn_parameters(cls, tmp_path):
 def written(tmp_path_factory):
     X, y, _ = _data()
     path = tmp_path_factory.mktemp("ckpt") / "good.npz"
-    _make(PRBASTRegressor, checkpoint=path, checkpoint_every=20).fit(X, y)
-    return path
+    return Path(_make(PRBASTRegressor, checkpoint=path, checkpoint_every=20).fit(X, y).checkpoint_path_)
 
 
 def _refit(path):
+    """Refit the fixture's fit with ``path``'s bytes as its checkpoint file (the name plus the fit's key)."""
     X, y, _ = _data()
+    key = _KEY[0]
+    path.rename(path.with_name(f"{path.stem}.{key}{path.suffix}"))
     return _make(PRBASTRegressor, checkpoint=path, checkpoint_every=20).fit(X, y)
+
+
+_KEY = []
+
+
+@pytest.fixture(autouse=True)
+def _fit_key(written):
+    _KEY[:] = [written.name.split(".")[-2]]
+
+
+def _refused(make, X, y, written, match):
+    """A fit whose own checkpoint file holds ``written``'s state (another fit's) is refused, naming what differs."""
+    own = make().fit(X, y).checkpoint_path_
+    Path(own).write_bytes(written.read_bytes())
+    with pytest.raises(StateFileError, match=match):
+        make().fit(X, y)
 
 
 def test_other_data_or_parameters_are_refused_naming_what_differs(written):
     X, y, _ = _data()
-    with pytest.raises(StateFileError, match=r"good\.npz.*consistency.*differs in data \(X, y, sample_weight\)"):
-        _make(PRBASTRegressor, checkpoint=written).fit(X, y + 1.0)
-    with pytest.raises(StateFileError, match=r"consistency.*parameter n_iter, parameter n_trees"):
-        PRBASTRegressor(n_trees=4, n_iter=61, n_burnin=20, thin=2, random_state=0, checkpoint=written).fit(X, y)
-    with pytest.raises(StateFileError, match=r"consistency.*estimator"):
-        _make(BASTRegressor, checkpoint=written).fit(X, y)
+    ckpt = written.with_name("other.npz")
+    _refused(lambda: _make(PRBASTRegressor, checkpoint=ckpt), X, y + 1.0, written,
+             r"other\.\w+\.npz.*consistency.*differs in data \(X, y, sample_weight\)")
+    _refused(lambda: PRBASTRegressor(n_trees=4, n_iter=61, n_burnin=20, thin=2, random_state=0, checkpoint=ckpt),
+             X, y, written, r"consistency.*parameter n_iter, parameter n_trees")
+    _refused(lambda: _make(BASTRegressor, checkpoint=ckpt), X, y, written, r"consistency.*estimator")
+
+
+def test_clones_in_cross_validation_and_grid_search_never_collide(tmp_path):
+    """Folds and candidates share the checkpoint parameter: each fit writes its own file and every score is real."""
+    from sklearn.model_selection import GridSearchCV, cross_val_score
+
+    X, y, _ = _data()
+    ckpt = tmp_path / "cv.npz"
+    scores = cross_val_score(_make(PRBASTRegressor, checkpoint=ckpt, checkpoint_every=20), X, y, cv=3,
+                             error_score="raise")
+    assert np.all(np.isfinite(scores)) and len(list(tmp_path.glob("cv.*.npz"))) == 3
+    again = cross_val_score(_make(PRBASTRegressor, checkpoint=ckpt, checkpoint_every=20), X, y, cv=3)
+    np.testing.assert_array_equal(scores, again)  # each fold resumes its own complete checkpoint
+    GridSearchCV(_make(PRBASTRegressor, checkpoint=ckpt, checkpoint_every=20), {"n_trees": [2, 3]}, cv=2,
+                 error_score="raise").fit(X, y)
 
 
 @pytest.mark.parametrize("damage", ["truncated", "flipped byte", "empty"])
@@ -138,7 +178,8 @@ def test_damaged_checkpoints_are_refused_naming_the_file(written, tmp_path, dama
         bad.write_bytes(raw[:i] + bytes([raw[i] ^ 0x40]) + raw[i + 1:])
     with pytest.raises(StateFileError) as info:
         _refit(bad)
-    assert info.value.path == str(bad) and str(bad) in str(info.value)
+    read = bad.with_name(f"{bad.stem}.{_KEY[0]}.npz")
+    assert info.value.path == str(read) and str(read) in str(info.value)
     assert info.value.check in ("zip structure", "checksum")
     assert isinstance(info.value, ValueError)
 
@@ -147,13 +188,13 @@ def test_foreign_and_future_files_are_refused(written, tmp_path):
     ann = tmp_path / "annotator.npz"
     RoundRobinAnnotator(n_neighbors=2, classes=[0, 1]).fit(np.arange(12.0).reshape(6, 2),
                                                            np.full((6, 2), np.nan)).save_state(ann)
-    with pytest.raises(StateFileError, match=r"annotator\.npz.*tag.*not an MCMC checkpoint"):
+    with pytest.raises(StateFileError, match=r"annotator\.\w+\.npz.*tag.*not an MCMC checkpoint"):
         _refit(ann)
     arrays = read_state_file(written)
     arrays["checkpoint/version"] = np.array(99)
     future = tmp_path / "future.npz"
     atomic_savez(future, arrays)
-    with pytest.raises(StateFileError, match=r"future\.npz.*version.*version 99"):
+    with pytest.raises(StateFileError, match=r"future\.\w+\.npz.*version.*version 99"):
         _refit(future)
     del arrays["checkpoint/tree"]
     atomic_savez(tmp_path / "partial.npz", {**arrays, "checkpoint/version": np.array(1)})

@@ -23,6 +23,7 @@ from sklearn_frontier.utils._compat import (
 )
 from sklearn_frontier.utils._mcmc import ess_bulk, rank_normalized_split_rhat
 from sklearn_frontier.utils._validation import check_distinct_rows, coordinate_scale
+from sklearn_frontier.utils._warnings import warn_user
 
 from ._checkpoint import fingerprint, run_chains
 from ._domain import build_domain_graph, parse_domain
@@ -103,7 +104,7 @@ class _BaseSpanningTreeEnsemble(RegressorMixin, BaseEstimator):
     def _tree_settings(self):
         return "random_mst", 0.0, 0.0
 
-    def _check_more_params(self):
+    def _validate_extra_params(self):
         pass
 
     def __sklearn_tags__(self):
@@ -132,13 +133,16 @@ class _BaseSpanningTreeEnsemble(RegressorMixin, BaseEstimator):
         self : object
             The fitted estimator.
         """
+        if np.asarray(y).dtype.kind in "OUS":  # numpy's ufunc error would not say what is wrong
+            raise ValueError(f"{type(self).__name__} is a regressor: y must be numeric, got values such as "
+                             f"{np.asarray(y).ravel()[:3].tolist()!r}.")
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2)
         sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         if not np.any(sw > 0):
             raise ValueError("sample_weight must have at least one positive entry; all are zero.")
         if self.noise_variance is not None and not self.noise_variance > 0:
             raise ValueError(f"noise_variance must be positive, got {self.noise_variance}.")
-        self._check_more_params()
+        self._validate_extra_params()
         keep = sw > 0
         X, y, sw = X[keep], y[keep], sw[keep]
         continuing = self.warm_start and hasattr(self, "chain_states_")
@@ -201,7 +205,8 @@ class _BaseSpanningTreeEnsemble(RegressorMixin, BaseEstimator):
             warnings.warn("The stored draws exceed 1 GiB per chain; consider a larger thin.", UserWarning)
         # edge outputs from <= ~100 evenly spaced kept draws per chain (they cost O(M E log n) each)
         edge_stride = max(1, math.ceil(max(n_kept_expected, 1) / 100))
-        kwargs = dict(n_burnin=burnin, thin=self.thin, edge_stride=edge_stride, noise_prior=(self.nu, lam_s), fixed_sigma2=fixed,
+        kwargs = dict(n_burnin=burnin, thin=self.thin, edge_stride=edge_stride, noise_prior=(self.nu, lam_s),
+                      fixed_sigma2=fixed,
                       tree_prior=tree_prior, tree_jitter=jitter, tree_update_prob=p_tree)
         fp = None if self.checkpoint is None else fingerprint(self, X, y, sw, chains if continuing else None)
         results, chains, self._predict_seed = run_chains(self, ctx, family, data, chains, self.n_iter, kwargs, fp,
@@ -243,9 +248,15 @@ class _BaseSpanningTreeEnsemble(RegressorMixin, BaseEstimator):
         self.tree_edge_frequency_ = draws["tree_edge"].mean(axis=(0, 1)).astype(np.float64)
         self.feature_importances_ = self._feature_importances()
         self.convergence_ = self._convergence(None)
-        if self.n_chains >= 2 and np.nanmax(self.convergence_["rhat"]) > 1.1:
-            warnings.warn(f"max R-hat {np.nanmax(self.convergence_['rhat']):.3f} > 1.1: the chains have not "
-                          "mixed; run more sweeps.", ConvergenceWarning)
+        # Split R-hat needs no second chain: one chain's halves disagreeing already says it has not mixed. The
+        # noise level sigma is the quantity every prediction interval rests on, so it is checked for any chain
+        # count; with several chains every tracked quantity is.
+        rhat_sigma = float(self.convergence_["rhat_sigma"])
+        rhat_max = float(np.nanmax(self.convergence_["rhat"])) if self.n_chains >= 2 else rhat_sigma
+        if rhat_max > 1.1:
+            warn_user(f"{'max R-hat' if self.n_chains >= 2 else 'split R-hat of sigma'} {rhat_max:.3f} > 1.1: the "
+                      f"MCMC has not mixed (see convergence_); increase n_iter and n_burnin, or n_chains.",
+                      ConvergenceWarning)
         return self
 
     def _assemble(self, results, y_scale):
@@ -383,7 +394,7 @@ class _BaseSpanningTreeEnsemble(RegressorMixin, BaseEstimator):
                 out.append(self.y_mean_ + self.y_scale_ * f)
         return np.array(out)
 
-    def sample_posterior(self, X, n_samples=None, kind="credible", random_state=None):
+    def sample_posterior(self, X, n_samples=None, kind="prediction", random_state=None):
         """Draw ``n_samples`` posterior samples at ``X`` (default: one per kept draw).
 
         Parameters
@@ -392,8 +403,10 @@ class _BaseSpanningTreeEnsemble(RegressorMixin, BaseEstimator):
             Locations to predict at.
         n_samples : int, default=None
             Number of samples; one per kept MCMC draw when None.
-        kind : {"prediction", "credible"}, default="credible"
-            Draws of a new response (``"prediction"``) or of the regression function (``"credible"``).
+        kind : {"prediction", "credible"}, default="prediction"
+            Draws of a new response (``"prediction"``) or of the regression function (``"credible"``), the
+            same default as :meth:`predict_interval`, :meth:`predict_quantiles` and
+            :meth:`sample_posterior_predictive`.
         random_state : int, RandomState instance or None, default=None
             Seed of the attachment and noise draws (the fitted estimator's own seed when None).
 
@@ -441,8 +454,12 @@ class _BaseSpanningTreeEnsemble(RegressorMixin, BaseEstimator):
                                              random_state=random_state)
         return np.quantile(s, q, axis=0).T
 
-    def predict_interval(self, X, alpha=0.05, kind="credible"):
-        """Predict the equal-tailed ``1 - alpha`` credible (regression function) or prediction (new y) interval.
+    def predict_interval(self, X, alpha=0.05, kind="prediction"):
+        """Predict the equal-tailed ``1 - alpha`` prediction interval of a new response at ``X``.
+
+        The default covers a new observation ``y`` with probability about ``1 - alpha`` (noise included), as
+        the method's name promises; ``kind="credible"`` gives the narrower credible interval of the
+        regression function ``f(x)`` instead.
 
         Parameters
         ----------
@@ -450,8 +467,8 @@ class _BaseSpanningTreeEnsemble(RegressorMixin, BaseEstimator):
             Locations to predict at.
         alpha : float in (0, 1), default=0.05
             Miscoverage level.
-        kind : {"prediction", "credible"}, default="credible"
-            Draws of a new response (``"prediction"``) or of the regression function (``"credible"``).
+        kind : {"prediction", "credible"}, default="prediction"
+            Interval of a new response (``"prediction"``) or of the regression function (``"credible"``).
 
         Returns
         -------

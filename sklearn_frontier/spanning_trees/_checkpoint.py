@@ -153,6 +153,18 @@ def fingerprint(est, X, y, sample_weight, start_chains):
 
 
 # ------------------------------------------------------------------------------------ file
+def checkpoint_file(path, fp):
+    """The file of one fit: ``path`` with a key of the fit's fingerprint before the suffix.
+
+    Clones share the ``checkpoint`` parameter (cross-validation folds, grid-search candidates, refits), so each
+    fit writes its own file: ``ck.npz`` becomes ``ck.<key>.npz``, the same key for the same data, parameters and
+    start state, so a killed fit finds its file again when it is run again.
+    """
+    key = hashlib.sha256(json.dumps(fp, sort_keys=True).encode()).hexdigest()[:12]
+    root, suffix = os.path.splitext(path)
+    return f"{root}.{key}{suffix or '.npz'}"
+
+
 def save_checkpoint(path, fp, payload):
     arrays = {}
     tree = _encode(payload, arrays)
@@ -247,12 +259,15 @@ def run_chains(est, ctx, family, data, chains, n_sweeps, kwargs, fp, predict_see
             for i, (ch, k) in enumerate(zip(chains, sweeps)))
 
     if est.checkpoint is None:
+        est.checkpoint_path_ = None
         return segment([n_sweeps] * len(chains)), chains, predict_seed
-    path = os.fspath(est.checkpoint)
-    folder = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path) or not os.path.isdir(folder):
-        raise ValueError(f"checkpoint={path!r} must be a file path in an existing folder"
-                         f"{' (it is a folder)' if os.path.isdir(path) else f'; {folder} does not exist'}.")
+    given = os.fspath(est.checkpoint)
+    folder = os.path.dirname(os.path.abspath(given))
+    if os.path.isdir(given) or not os.path.isdir(folder):
+        raise ValueError(f"checkpoint={given!r} must be a file path in an existing folder"
+                         f"{' (it is a folder)' if os.path.isdir(given) else f'; {folder} does not exist'}.")
+    path = checkpoint_file(given, fp)
+    est.checkpoint_path_ = path
     every = int(est.checkpoint_every)
     targets = [int(ch["t"]) + int(n_sweeps) for ch in chains]
     kept = [None] * len(chains)

@@ -2,6 +2,7 @@
 
 import warnings
 from dataclasses import dataclass, field
+
 import numpy as np
 import scipy.sparse as sp
 

@@ -73,12 +73,16 @@ class PRBASTRegressor(_BaseSpanningTreeEnsemble):
     warm_start : bool, default=False
         Continue the saved chains on the same data.
     checkpoint : str, path-like or None, default=None
-        File of an MCMC checkpoint (``.npz``, no pickle), written atomically every ``checkpoint_every``
-        sweeps and when SIGINT interrupts the fit (at the end of the current sweep; ``KeyboardInterrupt``
-        is then raised). If the file exists when ``fit`` starts, the fit resumes from it (the same data
-        and parameters are required, else ``StateFileError``, a ``ValueError``): a fit killed by SIGKILL
-        or interrupted by SIGINT and fitted again gives bit-for-bit the uninterrupted result. The file
-        is kept after the fit (fitting again returns the same result); delete it to start afresh.
+        Name of the MCMC checkpoint files (``.npz``, no pickle), written atomically every
+        ``checkpoint_every`` sweeps and when SIGINT interrupts the fit (at the end of the current sweep;
+        ``KeyboardInterrupt`` is then raised, naming the file). Each fit writes its own file, the name with
+        a key of its data, parameters and start state before the suffix (``ck.npz`` -> ``ck.<key>.npz``,
+        see ``checkpoint_path_``), so clones that share the parameter, as in ``cross_validate`` folds and
+        ``GridSearchCV`` candidates, never meet each other's files. Fitting the same data with the same
+        parameters again finds its file and resumes from it: a fit killed by SIGKILL or interrupted by
+        SIGINT gives bit-for-bit the uninterrupted result. A file whose content belongs to another fit is
+        refused (``StateFileError``, a ``ValueError``). Files are kept after the fit; delete them to start
+        afresh.
     checkpoint_every : int, default=100
         Sweeps between checkpoints.
     verbose : int, default=0
@@ -101,6 +105,8 @@ class PRBASTRegressor(_BaseSpanningTreeEnsemble):
         1 - mean prior correlation of the field at the two ends of each graph edge.
     tree_edge_frequency_ : ndarray of shape (n_edges,)
     feature_importances_ : ndarray of shape (n_features,)
+    checkpoint_path_ : str or None
+        The checkpoint file this fit wrote (``checkpoint`` with the fit's key), None without ``checkpoint``.
     convergence_ : dict
         R-hat and bulk ESS of sigma, the log-likelihood and the fit at 20 vertices.
     n_iter_ : int
@@ -178,7 +184,7 @@ class PRBASTRegressor(_BaseSpanningTreeEnsemble):
         self.component_ = family
         return family
 
-    def _check_more_params(self):
+    def _validate_extra_params(self):
         family = resolve_component(self.component)
         family._validate()
 
@@ -227,7 +233,7 @@ class BASTRegressor(_BaseSpanningTreeEnsemble):
     Attributes
     ----------
     graph_, y_mean_, y_scale_, draws_, sigma_, trees_, acceptance_rates_, tree_edge_frequency_,
-    feature_importances_, convergence_, n_iter_, n_features_in_, feature_names_in_ : see PRBASTRegressor
+    feature_importances_, checkpoint_path_, convergence_, n_iter_, n_features_in_, feature_names_in_ : see PRBASTRegressor
     edge_boundary_score_ : ndarray of shape (n_edges,)
         Posterior probability that the two ends of each graph edge lie in different pieces (mean over trees).
 
@@ -291,7 +297,7 @@ class BASTRegressor(_BaseSpanningTreeEnsemble):
         self.verbose = verbose
         self.random_state = random_state
 
-    def _check_more_params(self):
+    def _validate_extra_params(self):
         if not (self.k_max >= 1 and float(self.k_max).is_integer()):
             raise ValueError(f"k_max must be an integer >= 1, got {self.k_max}.")
         if not self.lambda_k > 0:

@@ -7,8 +7,8 @@ class TreeContext:
     """Graph arrays and the kernels chosen once per fit (the dispatch lookup stays out of the sweep)."""
 
     def __init__(self, graph):
-        from sklearn_frontier.kernels import get_implementation
         import sklearn_frontier.kernels.spanning_trees  # noqa: F401  (registers the kernels)
+        from sklearn_frontier.kernels import get_implementation
 
         self.n = graph.n_vertices
         self.edges = graph.edges
