@@ -228,3 +228,24 @@ def test_wush_w4a4_ordering(outlier_layer):
         est = WUSHQuantizer(block_transform=kind, act_bits=4).fit(W, X_calib=X)
         errs[kind] = -est.score(W, X_calib=X_test)
     assert errs["identity"] > errs["hadamard"] > errs["wush"]
+
+
+@pytest.mark.parametrize("Quantizer", [TwinQuant, WUSHQuantizer, SVDQuantizer, RTNQuantizer])
+def test_calibration_passed_by_position_is_refused(Quantizer):
+    """``fit(W, X)`` puts the activations in the y slot: refused loudly, not quantized without them."""
+    rng = np.random.default_rng(0)
+    W, X = rng.standard_normal((16, 32)), rng.standard_normal((64, 32))
+    with pytest.raises(TypeError, match="X_calib"):
+        Quantizer().fit(W, X)
+    Quantizer().fit(W, X_calib=X)
+    Quantizer().fit(W, np.zeros(16))  # a 1-D y (scikit-learn's checks pass one) stays ignored
+
+
+def test_clipped_rank_and_costly_small_layers_warn():
+    rng = np.random.default_rng(0)
+    W = rng.standard_normal((10, 64))
+    with pytest.warns(UserWarning, match="rank=100.*using rank 9") as record:
+        SVDQuantizer(rank=100).fit(W)
+    assert record[0].filename == __file__
+    with pytest.warns(UserWarning, match="bits per weight"):
+        TwinQuant(rank=8, max_iter=2).fit(W)  # an 8-rank fp16 branch on a 10-row weight

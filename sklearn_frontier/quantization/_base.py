@@ -18,6 +18,7 @@ from sklearn_frontier.utils._compat import (
     check_is_fitted,
     validate_data,
 )
+from sklearn_frontier.utils._warnings import warn_user
 
 from ._calibration import CalibrationStats, _to_numpy, check_calibration
 from ._formats import (
@@ -168,7 +169,8 @@ class _BaseWeightQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator
         X : array-like or torch.Tensor of shape (out_features, in_features)
             The weight matrix.
         y : None
-            Ignored.
+            Ignored (scikit-learn's slot for targets). Calibration data passed here by position, ``fit(W, X)``,
+            raises a TypeError rather than being ignored: pass it as ``X_calib``.
         X_calib : array-like of shape (n_tokens, in_features) or CalibrationStats, default=None
             Calibration activations: the output objective ``||X_calib (W - W_hat)^T||``; weight mode without.
 
@@ -181,6 +183,11 @@ class _BaseWeightQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator
         W = self._validate_weight(X, reset=True)
         W64 = W.astype(np.float64)
         m, n = W64.shape
+        if isinstance(y, CalibrationStats) or (y is not None and np.ndim(y) == 2 and np.shape(y)[1] == n):
+            # fit(W, X) would silently quantize without the calibration data: the second slot is y.
+            raise TypeError(f"{type(self).__name__}.fit got calibration-shaped data as its second positional "
+                            "argument, which is y (ignored by quantizers); pass the activations by keyword: "
+                            "fit(W, X_calib=X).")
         stats = self._stats(X_calib, n)
         self._check_act(stats)
         fmt = self._format(n)
@@ -202,6 +209,12 @@ class _BaseWeightQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator
                                transform_block_size=self._transform_block_fitted())
         self.bits_breakdown_ = parts
         self.bits_per_weight_ = parts["total"] / (m * n)
+        if self.bits_per_weight_ > fmt.n_bits + 1.0:
+            # Scales, zero points and the low-rank branch are per row or group: on a small layer they cost more
+            # than the codes, which a "4-bit" label would hide.
+            warn_user(f"{type(self).__name__} stores this ({m}, {n}) weight in {self.bits_per_weight_:.2f} bits per "
+                      f"weight, not ~{fmt.n_bits}: its scales and low-rank factors dominate on a layer this small. See "
+                      "bits_breakdown_; rank_for_budget / group_size_for_budget size them for a budget.")
         # Relative errors do not depend on the tensor scale: measured in its units, as the methods select.
         self.reconstruction_error_ = self._relative_error(W_unit, dequantize_weight(qw).astype(np.float64),
                                                           self._gram, qw)
@@ -311,7 +324,8 @@ class _BaseWeightQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator
         X : array-like of shape (n_rows, in_features)
             The weight rows to evaluate.
         y : None
-            Ignored.
+            Ignored (scikit-learn's slot for targets). Calibration data passed here by position, ``fit(W, X)``,
+            raises a TypeError rather than being ignored: pass it as ``X_calib``.
         X_calib : array-like of shape (n_tokens, in_features) or CalibrationStats, default=None
             Calibration activations; None uses the calibration seen in fit.
 

@@ -7,6 +7,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.extmath import randomized_svd
 
 from sklearn_frontier.utils._compat import Interval, Options, StrOptions
+from sklearn_frontier.utils._warnings import warn_user
 
 from ._base import _BaseWeightQuantizer, build_stored_weight, lowrank_factors
 from ._formats import dequantize_weight
@@ -52,7 +53,11 @@ def svd_init(Wn, r, H=None, activation_aware=False, solver="auto", random_state=
 
 
 def clip_rank(rank, m, n):
-    return max(0, min(int(rank), min(m, n) - 1))
+    """``rank`` clipped to ``min(m, n) - 1`` (a full-rank branch would store the weight twice), with a warning."""
+    clipped = max(0, min(int(rank), min(m, n) - 1))
+    if clipped != int(rank):
+        warn_user(f"rank={rank} is more than a ({m}, {n}) weight allows: using rank {clipped} = min(m, n) - 1.")
+    return clipped
 
 
 class _LowRankMixin:

@@ -232,8 +232,8 @@ class BASTRegressor(_BaseSpanningTreeEnsemble):
 
     Attributes
     ----------
-    graph_, y_mean_, y_scale_, draws_, sigma_, trees_, acceptance_rates_, tree_edge_frequency_,
-    feature_importances_, checkpoint_path_, convergence_, n_iter_, n_features_in_, feature_names_in_ : see PRBASTRegressor
+    graph_, y_mean_, y_scale_, draws_, sigma_, trees_, acceptance_rates_, tree_edge_frequency_, \
+feature_importances_, checkpoint_path_, convergence_, n_iter_, n_features_in_, feature_names_in_ : see PRBASTRegressor
     edge_boundary_score_ : ndarray of shape (n_edges,)
         Posterior probability that the two ends of each graph edge lie in different pieces (mean over trees).
 
