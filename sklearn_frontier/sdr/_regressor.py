@@ -66,8 +66,8 @@ class SMAVERegressor(RegressorMixin, SMAVE):
         Anchor draws, the OPG init's anchors and random inits.
     regressor : regressor, default=None
         Fitted on the projection; None: a local linear fit (slope ridge 1e-3) at each query point over its
-        ``predict_neighbors`` nearest training projections.
-    predict_neighbors : int, default=None
+        ``n_predict_neighbors`` nearest training projections.
+    n_predict_neighbors : int, default=None
         Neighbours of the default predictor (None: ``n_neighbors_``).
 
     Attributes
@@ -97,7 +97,7 @@ class SMAVERegressor(RegressorMixin, SMAVE):
     _parameter_constraints = {
         **SMAVE._parameter_constraints,
         "regressor": [HasMethods(["fit", "predict"]), None],
-        "predict_neighbors": [Interval(Integral, 1, None, closed="left"), None],
+        "n_predict_neighbors": [Interval(Integral, 1, None, closed="left"), None],
     }
 
     _STREAMING = False
@@ -106,7 +106,7 @@ class SMAVERegressor(RegressorMixin, SMAVE):
                  max_iter=500, eta0=0.5, learning_rate="invscaling", decay_steps=100.0, retraction="qr",
                  refresh_neighbors="auto", refresh_tol=0.05, init="opg", n_init=1, tol=1e-3, n_iter_no_change=20,
                  average=True, reservoir_size=20000, standardize=True, ridge=1e-8, verbose=0, random_state=None,
-                 regressor=None, predict_neighbors=None):
+                 regressor=None, n_predict_neighbors=None):
         super().__init__(n_components, n_neighbors=n_neighbors, kernel=kernel, solver=solver, batch_size=batch_size,
                          max_iter=max_iter, eta0=eta0, learning_rate=learning_rate, decay_steps=decay_steps,
                          retraction=retraction, refresh_neighbors=refresh_neighbors, refresh_tol=refresh_tol,
@@ -114,7 +114,7 @@ class SMAVERegressor(RegressorMixin, SMAVE):
                          reservoir_size=reservoir_size, standardize=standardize, ridge=ridge, verbose=verbose,
                          random_state=random_state)
         self.regressor = regressor
-        self.predict_neighbors = predict_neighbors
+        self.n_predict_neighbors = n_predict_neighbors
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y):
@@ -159,7 +159,7 @@ class SMAVERegressor(RegressorMixin, SMAVE):
         if self.regressor is not None:
             return self.regressor_.predict(Q)
         n = self.train_projection_.shape[0]
-        k = min(self.predict_neighbors or self.n_neighbors_, n)
+        k = min(self.n_predict_neighbors or self.n_neighbors_, n)
         nbr = query_neighbors(projected_tree(self.train_projection_), Q, k)
         theta = sdr_local_wls(self.train_projection_, self.y_train_, Q, nbr, KERNEL_CODES[self.kernel], 0.0,
                               PREDICT_RIDGE)[2]

@@ -390,6 +390,11 @@ class SMAVE(_BaseSDR):
         d = self.n_components
         if d > p:
             raise ValueError(f"n_components={d} must be <= n_features={p}.")
+        if not first and d != self.n_components_:
+            # The stream's iterate and running mean have n_components_ columns: continuing with another d would
+            # silently keep the old subspace's size.
+            raise ValueError(f"n_components has changed from {self.n_components_} to {d} between calls to "
+                             "partial_fit; keep it fixed for a stream, or call fit to start afresh.")
         if first:
             self._stream = {"reservoir_X": np.empty((0, p)), "reservoir_y": np.empty(0), "x_mean": np.zeros(p),
                             "x_m2": np.zeros(p), "y_mean": 0.0, "y_m2": 0.0,

@@ -4,8 +4,10 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.linalg as la
+import scipy.sparse as sp
 
 from sklearn_frontier.utils._compat import Interval, StrOptions, validate_data
+from sklearn_frontier.utils._warnings import warn_user
 
 from ._operators import chain_operator, graded_laplacian
 from ._spectral import fit_operator, knn_adjacency, precomputed_adjacency
@@ -60,7 +62,21 @@ class _GraphMixin:
 class _CEOMixin(_GraphMixin):
     """Graph construction, operator fitting and the spectral fit preamble shared by the CEO estimators."""
 
+    def _warn_if_adjacency(self, X, cells):
+        """Warn when ``cells`` come with a square, symmetric 0/1 matrix read as features: almost surely an adjacency
+        passed without ``affinity="precomputed"``, whose rows would then be joined by a kNN graph instead."""
+        if cells is None or self.affinity == "precomputed" or sp.issparse(X):
+            return
+        A = np.asarray(X)
+        if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] < 3 or not np.issubdtype(A.dtype, np.number):
+            return
+        if np.isin(A, (0, 1)).all() and np.array_equal(A, A.T) and not np.diagonal(A).any():
+            warn_user(f"X is a square, symmetric 0/1 matrix with a zero diagonal, given with cells: it looks like an "
+                      f"adjacency matrix, but affinity={self.affinity!r} reads its rows as features and builds a "
+                      "kNN graph of them. Pass affinity='precomputed' to use it as the graph.")
+
     def _fit_operator(self, X, cells):
+        self._warn_if_adjacency(X, cells)
         X, graph = self._graph(X)
         fit_operator(self, graph, cells)
         self.n_vertices_ = graph.shape[0]
@@ -79,6 +95,7 @@ class _CEOMixin(_GraphMixin):
         from ..utils._manifolds import canonical_signs
         from ._spectral import heat_kernel_signature, hks_times, normalised_eigenpairs
 
+        self._warn_if_adjacency(X, cells)
         X, graph = self._graph(X)
         n = graph.shape[0]
         m = n_eigenpairs(n)
