@@ -19,8 +19,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from sklearn_frontier.quantization import SVDQuantizer, TwinQuantLinear
-from sklearn_frontier.quantization import _linear
+from sklearn_frontier.quantization import SVDQuantizer, TwinQuantLinear, _linear
 
 
 def _cpu_ms(fn, repeats):

@@ -1,4 +1,4 @@
-"""CEO benchmarks (spec §6): hypergraph SBM over seeds, a rank-2 ablation sweep, point clouds, smoothing,
+"""CEO benchmarks: hypergraph SBM over seeds, a rank-2 ablation sweep, point clouds, smoothing,
 timing/scaling (each scaling fit in its own subprocess: wall, CPU, peak RSS, tracemalloc peak), kernel T4.
 
 ``python -m benchmarks ceo [--quick]``. Every table carries the ``max_rank=1`` ablation and ``coupling=0``
@@ -328,9 +328,9 @@ def run_timing(n_fast, n_sbm_list, cg_check_n):
     return rows
 
 
-def issue20_notes(range_rows, cells_rows, pe_rows, tuned):
-    """Plain-words verdicts of issue 20, computed from the rows (paired differences ± SE over seeds)."""
-    out = ["", "## Issue 20: where does the higher-order collapse pay? (paired differences ± SE over seeds)"]
+def coupling_range_notes(range_rows, cells_rows, pe_rows, tuned):
+    """Plain-words verdicts on the coupling range, computed from the rows (paired differences ± SE over seeds)."""
+    out = ["", "## Where does the higher-order collapse pay? (paired differences ± SE over seeds)"]
     cl = [r for r in range_rows if "ARI" in r["case"]]
     if cl:
         sig = [r for r in cl if abs(r["diff_vs_rank1"]) > 2 * r["diff_vs_rank1_se"] and r["diff_vs_rank1"] != 0]
@@ -394,7 +394,7 @@ def _timed_cpu(fn, repeats=3):
 
 
 def _sbm_scaled(n):
-    """G1 scaled to n vertices: p·n and hyperedges/n held fixed (spec §6)."""
+    """G1 scaled to n vertices: p·n and hyperedges/n held fixed."""
     return make_hypergraph_sbm(n, p_in=0.06 * 120 / n, p_out=0.03 * 120 / n, n_hyperedges=n // 2, random_state=0)
 
 
@@ -420,7 +420,8 @@ def scale_worker(n, solver, out_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         a, c, _ = _sbm_scaled(200)
-        CEOSpectralClustering(3, affinity="precomputed", solver="cg", normalize="degree", random_state=0).fit(a, cells=c)
+        CEOSpectralClustering(3, affinity="precomputed", solver="cg", normalize="degree",
+                              random_state=0).fit(a, cells=c)
     rss0 = _vm_hwm_mb()
     est = CEOSpectralClustering(3, affinity="precomputed", solver=solver, normalize="degree", random_state=0)
     tracemalloc.start()
@@ -473,8 +474,9 @@ def run_scaling(n_sbm_list, cg_check_n):
 
 
 def run_kernel_t4(r=32):
-    from sklearn_frontier import config_context
     from sklearn_frontier.kernels import pcg_jacobi_batched
+
+    from sklearn_frontier import config_context
 
     A, cells, _ = make_hypergraph_sbm(600, p_in=0.012, p_out=0.006, n_hyperedges=300, random_state=0)
     from sklearn_frontier.topology import graded_laplacian, hypergraph_complex
@@ -515,7 +517,7 @@ def main(argv=None):
     if True not in norms:
         norms = (True, *norms)
     rows, summary = run_g1(seeds, couplings, epss, norms)  # always: the headline table
-    from benchmarks import _ceo_issue20 as i20
+    from benchmarks import _ceo_coupling_range as i20
 
     if quick:
         rhos, r_epss, s_epss, shortcuts20 = (0.0, 0.5, 0.9, 1.0), (1e-3, 1.0, 100.0), (1e-3, 1.0, 100.0), (100,)
@@ -565,7 +567,7 @@ def main(argv=None):
                      f"{min(r['MSE_ratio_vs_L0'] for r in oldd):.3f} at best. Signed rows equal their max_rank=1 "
                      "ablation (chain lemma): the gain is the spectral map of the top of the admissible range, not "
                      "the triangles.")
-    notes += issue20_notes(range_rows, cells_rows, pe_rows, tuned)
+    notes += coupling_range_notes(range_rows, cells_rows, pe_rows, tuned)
     for r in timing:
         if r.get("method", "").startswith("CEO solver=") and "fit_s" in r:
             notes.append(f"- scale: {r['case']} {r['method']}: {r['fit_s']:.1f} s wall / {r['cpu_s']:.1f} s CPU, "
@@ -575,9 +577,9 @@ def main(argv=None):
                                                   if "subspace_dist_vs_dense" in r else "") + ".")
         elif r.get("case", "").startswith("digits"):
             notes.append(f"- digits fast path: CEO / sklearn SpectralClustering(arpack) = {r['ratio']:.2f}× wall, "
-                         f"{r['cpu_ratio']:.2f}× CPU (target <= 3; route {r.get('route', '?')}: S_eps matrix-free with diag(S_eps) by "
-                         "sparse Cholesky + Takahashi selected inversion, no dense n³ inverse; solver='dense' keeps the "
-                         "old route).")
+                         f"{r['cpu_ratio']:.2f}× CPU (target <= 3; route {r.get('route', '?')}: S_eps matrix-free "
+                         "with diag(S_eps) by sparse Cholesky + Takahashi selected inversion, no dense n³ inverse; "
+                         "solver='dense' keeps the old route).")
     for r in t4:
         notes.append(f"- T4 pcg_jacobi_batched numba / reference speed-up at r=32: {r['speedup']:.2f}× (target >= 3).")
     default = "CEO(c=0.5,eps=0.001,norm=True)"

@@ -1,7 +1,7 @@
 """IV benchmark: instrument-guided representation vs PCA→2SLS, CCA, scaled PLS and the oracle.
 
-``python -m benchmarks iv [--quick]`` writes ``benchmarks/results/iv.{json,md}``. Designs (spec
-``shared/design/iv.md`` §6): G1 (linear synthetic: default cell plus one-factor sweeps over α, n, k, p and
+``python -m benchmarks iv [--quick]`` writes ``benchmarks/results/iv.{json,md}``. Designs: G1 (linear synthetic:
+default cell plus one-factor sweeps over α, n, k, p and
 instrument strength) and G2 (semi-synthetic on ``load_digits``); coverage of the 95% interval for
 θᵀΔ; fit time at a large shape. Metrics: M1 = ‖b − Wᵀθ‖/‖Pθ‖, M2 = θᵀ(Wb/‖b‖)/‖Pθ‖ (gain of the
 recommended shift vs the oracle), largest principal angle to col(B_D), out-of-subspace norm

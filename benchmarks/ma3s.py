@@ -1,4 +1,4 @@
-"""MA3S benchmark: active annotation strategies on simulated crowds (spec ``shared/design/ma3s.md`` §6).
+"""MA3S benchmark: active annotation strategies on simulated crowds.
 
 ``python -m benchmarks ma3s [--quick]`` writes ``benchmarks/results/ma3s.{json,md}``.
 
@@ -20,7 +20,6 @@ lives in ``benchmarks/ma3s_timing.py``.
 """
 
 import argparse
-import statistics
 import time
 import warnings
 
@@ -32,7 +31,6 @@ from sklearn.neighbors import KNeighborsClassifier
 from sklearn.preprocessing import StandardScaler
 
 from benchmarks._harness import headline_pair, write_results
-from sklearn_frontier import config_context
 from sklearn_frontier.annotation import (
     MA3SAnnotator,
     RandomAnnotator,

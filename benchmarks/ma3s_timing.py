@@ -1,4 +1,4 @@
-"""MA3S timing (spec ``shared/design/ma3s.md`` §6; issue target: a 1e5 pool, budget 3n, batch 10, < 60 s on 2 cores).
+"""MA3S timing (target: a 1e5 pool, budget 3n, batch 10, < 60 s on 2 cores).
 
 ``python -m benchmarks ma3s_timing [--quick]`` writes ``benchmarks/results/ma3s_timing.{json,md}``.
 
@@ -8,7 +8,8 @@ round robin (GRR) in the same process, numba backend; the numpy reference backen
 oracle, not a product). ``loop_wall_s`` is the whole loop (crowd simulation and evaluation included),
 ``annotator_s`` the annotator's own calls (fit + query + update), ``fit_s`` the graph build, ``cpu_s`` the
 process CPU time of the loop. Kernel rows: each annotation kernel at n = 1e5, numba vs numpy reference
-(median of repeats, after a warm-up call). Full mode adds n = 1e5 loops (and the reference MA3S loop at 1e5); ``--quick`` keeps 1e4 and the
+(median of repeats, after a warm-up call). Full mode adds n = 1e5 loops (and the reference MA3S loop at 1e5);
+``--quick`` keeps 1e4 and the
 kernels (a few minutes on 2 shared cores).
 """
 

@@ -221,9 +221,7 @@ def _merge(names, out_name):
 
 
 def _curves(args):
-    import json
 
-    from benchmarks._harness import RESULTS
     from sklearn_frontier.spanning_trees import BASTRegressor, PRBASTRegressor
 
     rows, notes = [], []
@@ -288,7 +286,8 @@ def main(argv=None):
                 rows.append(row)
                 print({k: (round(v, 4) if isinstance(v, float) else v) for k, v in row.items()}, flush=True)
                 # prediction-rule ablation on the same chains (no refit): is the gain the model or the rule?
-                variants = {"PRBAST": ("PRBAST uniform predict", dict(predict_weighting="uniform", attachment="random")),
+                variants = {"PRBAST": ("PRBAST uniform predict",
+                                       dict(predict_weighting="uniform", attachment="random")),
                             "BAST": ("BAST barycentric predict", dict(predict_weighting="barycentric"))}
                 if label in variants and variants[label][0] in which:
                     name, params = variants[label]
@@ -324,6 +323,7 @@ def main(argv=None):
                          headline=headline_pair(summary, key="estimator", ours=["PRBAST", "PRBAST *"], cost="fit_s",
                                                 seeds="n_seeds", metric="rmse", case=cases[0]) if cases else None)
     import json
+
     from benchmarks._harness import RESULTS
 
     payload = json.loads((RESULTS / f"{args.name}.json").read_text())

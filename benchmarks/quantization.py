@@ -8,7 +8,8 @@ Data: :func:`load_stdlib_docstrings` paragraphs, split by source module (modules
 module list -> calibration, odd -> held-out: disjoint texts). The headline fits on the calibration modules and scores
 on the held-out ones. The ablation (``--ablation``), which is what chose TwinQuant's defaults, never sees the held-out
 modules: it fits on the calibration modules at positions 0 mod 4 and scores on those at 2 mod 4 (the *tuning* split,
-:data:`SPLITS`); ``--ablation-split heldout`` reproduces the earlier ablation scored on the headline's held-out tokens. Each layer's calibration and held-out activations
+:data:`SPLITS`); ``--ablation-split heldout`` reproduces the earlier ablation scored on the headline's held-out
+tokens. Each layer's calibration and held-out activations
 are the FP32 model's own inputs to that layer, captured with forward hooks (up to ``--calib-tokens`` /
 ``--test-tokens`` tokens per layer, padding tokens excluded).
 

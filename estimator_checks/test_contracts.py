@@ -7,10 +7,10 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.base import clone, is_classifier, is_clusterer, is_regressor
+from sklearn.base import clone, is_clusterer
 from sklearn.metrics import adjusted_rand_score, make_scorer
 from sklearn.model_selection import GridSearchCV, KFold
-from sklearn.pipeline import Pipeline, make_pipeline
+from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils import get_tags
 from sklearn.utils.estimator_checks import (

@@ -31,8 +31,8 @@ from sklearn_frontier.iv import (  # noqa: E402
     PCATwoStageLeastSquares,
     TwoStageLeastSquares,
     make_iv_scorer,
+    representation_effect_error,  # noqa: E402
 )
-from sklearn_frontier.iv import representation_effect_error  # noqa: E402
 
 
 def effect_error_vs_angle(angles=(0, 15, 30, 50, 70, 85), seeds=range(3), n=2000, p=40):

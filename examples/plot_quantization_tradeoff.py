@@ -25,7 +25,6 @@ import numpy as np  # noqa: E402
 from sklearn_frontier.datasets import make_outlier_activations, make_outlier_weights  # noqa: E402
 from sklearn_frontier.quantization import RTNQuantizer, SVDQuantizer, TwinQuant, WUSHQuantizer  # noqa: E402
 
-
 MINILM_LAYERS = ("encoder.layer.0.output.dense", "encoder.layer.2.attention.self.query",
                  "encoder.layer.4.intermediate.dense", "encoder.layer.5.attention.output.dense",
                  "encoder.layer.1.attention.self.value", "encoder.layer.3.output.dense")

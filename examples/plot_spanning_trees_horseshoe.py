@@ -16,8 +16,11 @@ import numpy as np  # noqa: E402
 from sklearn.gaussian_process import GaussianProcessRegressor  # noqa: E402
 from sklearn.gaussian_process.kernels import ConstantKernel, Matern, WhiteKernel  # noqa: E402
 
-from sklearn_frontier.datasets import horseshoe_boundary, make_horseshoe  # noqa: E402
-from sklearn_frontier.datasets import horseshoe_function  # noqa: E402
+from sklearn_frontier.datasets import (  # noqa: E402
+    horseshoe_boundary,
+    horseshoe_function,  # noqa: E402
+    make_horseshoe,
+)
 from sklearn_frontier.spanning_trees import BASTRegressor, PRBASTRegressor  # noqa: E402
 
 

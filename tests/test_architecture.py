@@ -1,4 +1,5 @@
-"""The package's shape: no import circles (module-level or inside functions), small files, one kernel folder per family."""
+"""The package's shape: no import circles (module-level or inside functions), small files, one kernel folder per
+family."""
 
 import ast
 from pathlib import Path

@@ -81,7 +81,8 @@ def _point_report_at(tmp_path, monkeypatch):
 def test_report_from_quick_results_links_full_tables_and_rewrites_readme(tmp_path, monkeypatch):
     results, quick, readme = _point_report_at(tmp_path, monkeypatch)
     readme.write_text(f"intro\n{report.README_START}\nstale\n{report.README_END}\n"
-                      "| `PRBASTRegressor` | implemented; <!-- claim:prbast -->stale claim<!-- /claim:prbast --> |\nrest\n")
+                      "| `PRBASTRegressor` | implemented; <!-- claim:prbast -->stale claim<!-- /claim:prbast --> |"
+                      "\nrest\n")
     head = _harness.headline_pair(ROWS, **DECL, case="horseshoe")
     _harness.write_results("prbast", ROWS, command="python -m benchmarks prbast --quick", headline=head)
     (quick / "prbast_seed.partial.json").write_text(json.dumps({"per_seed": []}))  # a checkpoint: not a result

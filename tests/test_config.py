@@ -1,10 +1,10 @@
 import numpy as np
 import pytest
+from sklearn_frontier.kernels import get_implementation, local_scaling_weights
+from sklearn_frontier.kernels._dispatch import register_kernel
 
 import sklearn_frontier
 from sklearn_frontier import config_context, get_config, set_config
-from sklearn_frontier.kernels import get_implementation, local_scaling_weights
-from sklearn_frontier.kernels._dispatch import register_kernel
 
 
 def test_config_context_restores():

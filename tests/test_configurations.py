@@ -1,4 +1,4 @@
-"""Known-answer tests of ConfigurationExtractor / MixConfigAugmenter (spec mixconfig.md §5)."""
+"""Known-answer tests of ConfigurationExtractor / MixConfigAugmenter."""
 
 import pickle
 import warnings
@@ -57,7 +57,7 @@ def fitted_modes(regime_data):
             for m in ("learned", "uniform", "single", "concat")}
 
 
-# ----------------------------------------------------- planted two-level hierarchy (spec §5.3)
+# ----------------------------------------------------- planted two-level hierarchy
 def test_hierarchical_blobs_both_levels_are_configurations():
     X, fine, coarse = _hierarchical_blobs(2.0)
     W = knn_graph(X, 10)
@@ -89,7 +89,7 @@ def test_extractor_finds_hierarchy_and_invariants():
     ext = ConfigurationExtractor(n_neighbors=10, standardize=False, random_state=0).fit(X)
     assert max(adjusted_rand_score(fine, c) for c in ext.configurations_) >= 0.9
     assert max(adjusted_rand_score(coarse, c) for c in ext.configurations_) >= 0.9
-    # invariants (spec §5.5)
+    # invariants
     assert 1 <= ext.n_configurations_ <= 8 == ext.max_configurations
     for c, K in zip(ext.configurations_, ext.n_clusters_):
         assert c.dtype == np.int64 and set(c.tolist()) == set(range(K))
@@ -137,7 +137,7 @@ def test_backends_give_identical_configurations():
     np.testing.assert_allclose(ref.resolutions_, fast.resolutions_, rtol=1e-10)
 
 
-# ------------------------------------------------------------------ mixing (spec §5.6)
+# ------------------------------------------------------------------ mixing
 def test_mixing_weights_rows_and_modes(regime_data, fitted_modes):
     X = regime_data[0]
     p = X.shape[1]
@@ -175,7 +175,7 @@ def test_output_assignments_and_no_passthrough(regime_data):
     assert aug.get_feature_names_out()[0] == "config0_c0"
 
 
-# ------------------------------------------------------------------ determinism (spec §5.7)
+# ------------------------------------------------------------------ determinism
 def test_determinism_and_refit(regime_data):
     X, _, _, _, _, y_semi = regime_data
     params = dict(**FAST, max_epochs=40)
@@ -194,7 +194,7 @@ def test_determinism_and_refit(regime_data):
     assert all(isinstance(v, np.ndarray) for v in a.module_state_.values())
 
 
-# ------------------------------------------------------------------ adaptivity (spec §5.8)
+# ------------------------------------------------------------------ adaptivity
 def test_learned_weights_adapt_to_regime_and_beat_single(regime_data, fitted_modes):
     X, y, regime, train, test, _ = regime_data
     w = fitted_modes["learned"].mixing_weights(X)
@@ -213,7 +213,7 @@ def test_learned_weights_adapt_to_regime_and_beat_single(regime_data, fitted_mod
     assert acc("learned") > raw + 0.05
 
 
-# ------------------------------------------------------------------ regression (spec §5.9)
+# ------------------------------------------------------------------ regression
 def test_regression_auto_and_gain_over_raw():
     X, y, _ = make_two_regime_hierarchy(n_per_subblob=20, n_per_coarse=120, task="regression", random_state=1)
     train, test = train_test_split(np.arange(y.shape[0]), train_size=0.2, random_state=0)
@@ -243,7 +243,7 @@ def test_semi_supervised_rows_feed_extractor_not_loss(regime_data):
     assert reg.y_mean_ == pytest.approx(np.nanmean(y_reg))
 
 
-# ------------------------------------------------------------------ pipeline + search (spec §5.10)
+# ------------------------------------------------------------------ pipeline + search
 def test_pipeline_grid_search(regime_data):
     X, y, *_ = regime_data
     Xs, _, ys, _ = train_test_split(X, y, train_size=120, stratify=y, random_state=0)
@@ -265,7 +265,7 @@ def test_extractor_parameter_passes_through(regime_data):
     assert aug.get_params()["extractor__n_neighbors"] == 7
 
 
-# ------------------------------------------------------------------ bad input (spec §7)
+# ------------------------------------------------------------------ bad input
 def test_bad_targets_and_parameters():
     X, y = make_blobs(n_samples=40, centers=2, random_state=0)
     aug = MixConfigAugmenter(n_resolutions=4, n_restarts=1, max_epochs=5)

@@ -3,9 +3,8 @@
 import numpy as np
 import pytest
 import torch
-
-from sklearn_frontier.kernels.iv._reference import hsic_gaussian_numpy, median_bandwidth_numpy
 from sklearn_frontier.kernels.iv import hsic_gaussian, median_bandwidth
+from sklearn_frontier.kernels.iv._reference import hsic_gaussian_numpy, median_bandwidth_numpy
 
 
 def _pair(m, da, db, seed=0, dependent=False):

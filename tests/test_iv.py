@@ -1,4 +1,4 @@
-"""Known-answer tests of the linear instrument-guided IV estimators (``shared/design/iv.md`` §5)."""
+"""Known-answer tests of the linear instrument-guided IV estimators."""
 
 import warnings
 

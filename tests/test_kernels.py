@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from sklearn_frontier.kernels import registered_kernels
 from sklearn_frontier.kernels._dispatch import _load, triton_available
 

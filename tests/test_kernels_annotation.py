@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from scipy.special import betainc
-
 from sklearn_frontier.kernels.annotation import _numba as nb
 from sklearn_frontier.kernels.annotation import _reference as ref
 

@@ -3,19 +3,18 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
-
-from sklearn_frontier import config_context
 from sklearn_frontier.kernels import (
     cluster_entropy,
     knn_bruteforce,
     knn_vote,
     louvain,
     partition_energy,
-    self_tuning_csr,
     upper_envelope,
 )
 from sklearn_frontier.kernels.configurations import _numba as NB
 from sklearn_frontier.kernels.configurations import _reference as REF
+
+from sklearn_frontier import config_context
 
 
 @pytest.fixture(autouse=True)
@@ -46,7 +45,7 @@ def _blob_graph(seed=0, n_per=25, centres=4, k=6):
     return knn_graph(X, k), np.repeat(np.arange(centres), n_per)
 
 
-# ---------------------------------------------------------------- envelope (spec §5.1)
+# ---------------------------------------------------------------- envelope
 def test_envelope_hand_made_lines():
     a = np.array([1.0, 0.8, 0.55, 0.3])
     b = np.array([1.0, 0.5, 0.2, 0.19])
@@ -74,7 +73,7 @@ def test_envelope_duplicates_and_dominated_lines():
         assert q[winners[piece]] == pytest.approx(q.max(), abs=1e-12)
 
 
-# ------------------------------------------------- two cliques, exact interval (spec §5.2)
+# ------------------------------------------------- two cliques, exact interval
 def test_two_cliques_exact_interval():
     from sklearn_frontier.configurations import configurations_from_graph
 
@@ -95,7 +94,7 @@ def test_two_cliques_exact_interval():
     np.testing.assert_allclose(stab[0, 1:3], [ea, eb], atol=1e-12)
 
 
-# ---------------------------------------------------------------- energies (spec §5.4)
+# ---------------------------------------------------------------- energies
 @pytest.mark.parametrize("backend", ["numpy", "numba"])
 def test_partition_energy_dense_and_bounds(backend):
     rng = np.random.default_rng(3)

@@ -6,9 +6,9 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from sklearn_frontier.kernels._dispatch import triton_available, triton_interpret  # noqa: E402
+from sklearn_frontier.kernels.quantization import dual_matmul, fwht, pack_int4, unpack_int4  # noqa: E402
 from sklearn_frontier.kernels.quantization._numba import dual_matmul as dual_numba  # noqa: E402
 from sklearn_frontier.kernels.quantization._reference import dual_matmul as dual_ref  # noqa: E402
-from sklearn_frontier.kernels.quantization import dual_matmul, fwht, pack_int4, unpack_int4  # noqa: E402
 
 SHAPES = [(1, 32, 64, 32, 4), (16, 64, 128, 64, 8), (48, 96, 256, 64, 16), (33, 40, 96, 32, 0)]
 
@@ -64,7 +64,7 @@ def test_triton_twin_float16(shape):
 @pytest.mark.parametrize("asym", [False, True])
 @pytest.mark.parametrize("scale_dtype", [torch.float16, torch.bfloat16], ids=["fp16-scales", "bf16-scales"])
 def test_numba_twin_matches_reference(shape, asym, scale_dtype):
-    # INT group scales are stored as bfloat16 since issue 16 (float16 in older files): both decode exactly
+    # INT group scales are stored as bfloat16 (float16 in older files): both decode exactly
     args = _inputs(*shape, asym=asym, with_t=True, with_bias=True, dtype=torch.float32, scale_dtype=scale_dtype)
     ref = dual_ref(*args)
     y = dual_numba(*args)

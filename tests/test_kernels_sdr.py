@@ -6,8 +6,6 @@ import sys
 
 import numpy as np
 import pytest
-
-from sklearn_frontier import config_context
 from sklearn_frontier.kernels.sdr import _numba as _sdr_numba
 from sklearn_frontier.kernels.sdr import _reference as _sdr_reference
 from sklearn_frontier.kernels.sdr import (
@@ -18,6 +16,8 @@ from sklearn_frontier.kernels.sdr import (
     sdr_opg_slopes,
     sdr_rmave_normal_eqs,
 )
+
+from sklearn_frontier import config_context
 from sklearn_frontier.utils._manifolds import qr_retraction
 
 BACKENDS = ["numpy", "numba"]

@@ -1,4 +1,4 @@
-"""Deeper twin tests of the topology kernels (T1–T4, spec §5.10)."""
+"""Deeper twin tests of the topology kernels (T1–T4.10)."""
 
 import os
 import subprocess
@@ -7,9 +7,9 @@ import sys
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn_frontier.kernels import clique_count, clique_enumerate, face_index, pcg_jacobi_batched
 
 from sklearn_frontier import config_context
-from sklearn_frontier.kernels import clique_count, clique_enumerate, face_index, pcg_jacobi_batched
 
 
 @pytest.fixture(autouse=True)

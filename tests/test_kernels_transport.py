@@ -2,16 +2,16 @@
 
 import numpy as np
 import pytest
-
-from sklearn_frontier import config_context
+from sklearn_frontier.kernels.transport import _numba as transport_numba
+from sklearn_frontier.kernels.transport import _reference as transport_reference
 from sklearn_frontier.kernels.transport import (
     barycentric_projection,
     mccann_interpolate,
     quantile_cell_means,
     sqeuclidean_cost,
 )
-from sklearn_frontier.kernels.transport import _numba as transport_numba
-from sklearn_frontier.kernels.transport import _reference as transport_reference
+
+from sklearn_frontier import config_context
 
 IMPLEMENTATIONS = [transport_reference, transport_numba]
 IDS = ["reference", "numba"]

@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 from scipy.stats import multivariate_normal
+from sklearn_frontier.kernels import tree_collapsed_loglik, tree_precision_solve
+from sklearn_frontier.kernels.spanning_trees import random_rooted_tree
+from sklearn_frontier.kernels.spanning_trees._reference import routed_coefficients
 
 from sklearn_frontier import config_context
-from sklearn_frontier.kernels import tree_collapsed_loglik, tree_precision_solve
-from sklearn_frontier.kernels.spanning_trees._reference import routed_coefficients
-from sklearn_frontier.kernels.spanning_trees import random_rooted_tree
 
 
 def _dense(parent, rho, prec):
@@ -182,7 +182,6 @@ def test_bad_inputs_raise():
 def test_tree_path_lengths_match_shortest_paths():
     import scipy.sparse as sp
     from scipy.sparse.csgraph import shortest_path
-
     from sklearn_frontier.kernels import tree_path_lengths
 
     rng = np.random.default_rng(4)

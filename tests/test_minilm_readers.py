@@ -11,8 +11,12 @@ import numpy as np
 import pytest
 
 from sklearn_frontier.datasets import BertWordPieceTokenizer, load_stdlib_docstrings
-from sklearn_frontier.datasets._minilm_readers import (_PackageWordPieceTokenizer, _read_safetensors,
-                                                       load_safetensors, wordpiece_tokenizer)
+from sklearn_frontier.datasets._minilm_readers import (
+    _PackageWordPieceTokenizer,
+    _read_safetensors,
+    load_safetensors,
+    wordpiece_tokenizer,
+)
 
 torch = pytest.importorskip("torch")
 

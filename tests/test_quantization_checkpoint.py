@@ -12,7 +12,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from sklearn_frontier.quantization import _model, quantize_model
+from sklearn_frontier.quantization import _model, quantize_model  # noqa: E402  (torch checked first)
 
 N_LAYERS = 6
 

@@ -2,8 +2,8 @@
 
 import numpy as np
 import pytest
-
 from sklearn_frontier.kernels.quantization import pack_int4, unpack_int4
+
 from sklearn_frontier.quantization import RTNQuantizer, SVDQuantizer, TwinQuant, WUSHQuantizer
 from sklearn_frontier.quantization._formats import (
     FormatSpec,
@@ -22,7 +22,7 @@ def test_int4_spec_example():
     fmt = FormatSpec("int", 4, 4)
     codes, scales, zeros = quantize_groups(np.array([[0.7, -0.35, 0.1, 0.0]]), fmt)
     assert zeros is None
-    # Issue 16: INT group scales are bfloat16 (what torch's int4 kernel multiplies by); 0.1 is stored as
+    # INT group scales are bfloat16 (what torch's int4 kernel multiplies by); 0.1 is stored as
     # 0.10009765625, so -0.35 / s = -3.497 rounds to -3 (the design's float16 example gave -4).
     np.testing.assert_array_equal(codes, [[7, -3, 1, 0]])
     assert scales.dtype == np.float32 and scales[0, 0] == np.float32(0.10009765625)

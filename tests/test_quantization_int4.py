@@ -1,4 +1,4 @@
-"""Issue 16 inference paths of ``TwinQuantLinear`` and issue 18 weight range of the quantizers.
+"""The inference paths of ``TwinQuantLinear`` and the weight range of the quantizers.
 
 Every CPU path the module dispatches to (torch's int4 op, the numba LUT kernel, dequantize-and-GEMM, the
 reference; Triton under the interpreter) is compared with the reference ``x @ dequantize().T + bias`` within
@@ -20,20 +20,20 @@ torch = pytest.importorskip("torch")
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-
-import sklearn_frontier  # noqa: E402
 from sklearn_frontier.kernels.quantization import int4pack_matmul, pack_int4_torch  # noqa: E402
 from sklearn_frontier.kernels.quantization._reference import int4pack_matmul as int4_ref  # noqa: E402
 from sklearn_frontier.kernels.quantization._torch import available as torch_int4_available  # noqa: E402
 from sklearn_frontier.kernels.quantization._torch import unpack  # noqa: E402
+
+import sklearn_frontier  # noqa: E402
 from sklearn_frontier.quantization import (  # noqa: E402
     RTNQuantizer,
     SVDQuantizer,
     TwinQuant,
     TwinQuantLinear,
     WUSHQuantizer,
+    _linear,  # noqa: E402
 )
-from sklearn_frontier.quantization import _linear  # noqa: E402
 
 needs_op = pytest.mark.skipif(not torch_int4_available(), reason="this torch build has no CPU int4 op")
 EPS32 = 2.0**-24
@@ -174,7 +174,8 @@ def test_int8_and_fake_quantized_activations_run_the_reference():
     mod = _layer(RTNQuantizer(n_bits=8, group_size=32), 12, 64, bias=True)
     _check_path(mod, torch.randn(3, 64), "reference")
     rng = np.random.default_rng(0)
-    est = RTNQuantizer(group_size=32, act_bits=8).fit(rng.standard_normal((8, 64)), X_calib=rng.standard_normal((64, 64)))
+    est = RTNQuantizer(group_size=32, act_bits=8).fit(rng.standard_normal((8, 64)),
+                                                      X_calib=rng.standard_normal((64, 64)))
     mod = TwinQuantLinear.from_quantized(est.quantize())
     mod(torch.randn(2, 64))
     assert mod.last_path_ == "reference"
@@ -298,7 +299,7 @@ def test_bad_shapes_keep_clear_errors():
     assert y.shape == (2, 3, 8)
 
 
-# ---------------------------------------------------------------------------------------------- issue 18 range
+# ---------------------------------------------------------------------------------------------- weight range
 QUANTIZERS = {
     "rtn": lambda: RTNQuantizer(group_size=32),
     "rtn-asym": lambda: RTNQuantizer(group_size=32, symmetric=False),

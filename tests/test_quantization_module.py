@@ -7,6 +7,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from sklearn_frontier.kernels._dispatch import available_backends  # noqa: E402
+from sklearn_frontier.kernels.quantization import torch_int4_fits  # noqa: E402
+
 import sklearn_frontier  # noqa: E402
 from sklearn_frontier.quantization import (  # noqa: E402
     RTNQuantizer,
@@ -16,10 +19,8 @@ from sklearn_frontier.quantization import (  # noqa: E402
     WUSHQuantizer,
     quantize_model,
 )
-from sklearn_frontier.quantization._riemannian import RiemannianAdam  # noqa: E402
-from sklearn_frontier.kernels._dispatch import available_backends  # noqa: E402
-from sklearn_frontier.kernels.quantization import torch_int4_fits  # noqa: E402
 from sklearn_frontier.quantization._linear import cpu_max_rows  # noqa: E402
+from sklearn_frontier.quantization._riemannian import RiemannianAdam  # noqa: E402
 from sklearn_frontier.utils._manifolds import cayley_retraction, qr_retraction, stiefel_project  # noqa: E402
 
 

@@ -16,7 +16,7 @@ def _tracked_text_files():
     files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
     for name in files:
         path = ROOT / name
-        if path.suffix in SUFFIXES and path.is_file() and "results" not in path.parts:
+        if path.suffix in SUFFIXES and path.is_file() and "results" not in path.parts and path != Path(__file__):
             yield path
 
 

@@ -8,12 +8,21 @@ from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import GridSearchCV, train_test_split
 from sklearn.neighbors import KNeighborsRegressor
 from sklearn.pipeline import Pipeline
+from sklearn_frontier.kernels import sdr as sdr_kernels
 
 from sklearn_frontier import config_context
 from sklearn_frontier.datasets import make_sdr_regression
-from sklearn_frontier.kernels import sdr as sdr_kernels
-from sklearn_frontier.sdr import OPG, RMAVE, SMAVE, MAVEDimensionCV, SMAVERegressor, subspace_distance
-from sklearn_frontier.sdr import _base, _dimension, _sgd, _smave
+from sklearn_frontier.sdr import (
+    OPG,
+    RMAVE,
+    SMAVE,
+    MAVEDimensionCV,
+    SMAVERegressor,
+    _base,
+    _dimension,
+    _sgd,
+    subspace_distance,
+)
 from sklearn_frontier.utils._compat import InvalidParameterError
 
 

@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 from sklearn_frontier.datasets import make_sdr_regression
-from sklearn_frontier.sdr import SMAVE, SMAVERegressor, subspace_distance
-from sklearn_frontier.sdr import _base, _sgd, _stream
+from sklearn_frontier.sdr import SMAVE, SMAVERegressor, _base, _sgd, _stream, subspace_distance
 from sklearn_frontier.utils._compat import InvalidParameterError
 from sklearn_frontier.utils._manifolds import projection_distance, qr_retraction, stiefel_project
 

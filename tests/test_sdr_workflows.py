@@ -1,6 +1,5 @@
 """SMAVE streaming as users run it: partial_fit refuses a changed n_components, like IncrementalPCA."""
 
-import numpy as np
 import pytest
 
 from sklearn_frontier.datasets import make_sdr_regression

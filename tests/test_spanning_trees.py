@@ -7,11 +7,11 @@ import pytest
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import ConstantKernel, Matern
 from sklearn.neighbors import KNeighborsRegressor
+from sklearn_frontier.kernels import tree_precision_solve
+from sklearn_frontier.kernels.spanning_trees._reference import routed_coefficients
 
 from sklearn_frontier import config_context
 from sklearn_frontier.datasets._spanning_trees import horseshoe_boundary, make_horseshoe
-from sklearn_frontier.kernels import tree_precision_solve
-from sklearn_frontier.kernels.spanning_trees._reference import routed_coefficients
 from sklearn_frontier.spanning_trees import BASTRegressor, PRBASTRegressor, RoutedField, build_domain_graph
 from sklearn_frontier.utils._mcmc import ess_bulk, rank_normalized_split_rhat
 

@@ -1,4 +1,4 @@
-"""Builders of the CEO family: clique and hypergraph complexes (spec §5.1)."""
+"""Builders of the CEO family: clique and hypergraph complexes."""
 
 from itertools import combinations
 

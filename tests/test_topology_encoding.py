@@ -1,4 +1,4 @@
-"""CEOPositionalEncoding: canonical signs and bases, determinism, relation to Laplacian eigenvectors (issue 20)."""
+"""CEOPositionalEncoding: canonical signs and bases, determinism, relation to Laplacian eigenvectors."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""CEO estimators: equivalences with sklearn, planted clusters, HKS, smoother, cg route, bad inputs (spec §5.8–9, §7)."""
+"""CEO estimators: equivalences with sklearn, planted clusters, HKS, smoother, cg route, bad inputs."""
 
 import warnings
 

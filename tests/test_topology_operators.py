@@ -1,4 +1,4 @@
-"""Known answers for the CEO operators: PSD bound, closed forms, chain lemma, sandwich, Algorithm 1 (spec §5.2–7)."""
+"""Known answers for the CEO operators: PSD bound, closed forms, chain lemma, sandwich, Algorithm 1."""
 
 import pickle
 

@@ -1,4 +1,4 @@
-"""Known answers across the whole admissible coupling range of S_ε (issue 20): the "schur" bound
+"""Known answers across the whole admissible coupling range of S_ε: the "schur" bound
 √(b_k² + ε β_{k+1}) keeps 0 ⪯ f_ε(L_0) ⪯ S_ε ⪯ β_1 L_0 for every complex, and it is exact for chain complexes."""
 
 import numpy as np

@@ -17,7 +17,8 @@ from sklearn_frontier.utils._manifolds import (
 
 
 @settings(max_examples=25, deadline=None)
-@given(p=st.integers(2, 8), d=st.integers(1, 3), seed=st.integers(0, 10_000), method=st.sampled_from(["qr", "polar", "cayley"]))
+@given(p=st.integers(2, 8), d=st.integers(1, 3), seed=st.integers(0, 10_000),
+       method=st.sampled_from(["qr", "polar", "cayley"]))
 def test_retractions_stay_on_stiefel(p, d, seed, method):
     d = min(d, p)
     rng = np.random.default_rng(seed)

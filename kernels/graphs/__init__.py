@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .._dispatch import get_implementation, register_kernel
+from .._dispatch import register_kernel
 
 __all__ = ["local_scaling_weights"]
 
@@ -54,7 +54,8 @@ def local_scaling_weights(dist, idx, sigma):
     sigma = np.ascontiguousarray(sigma, dtype=np.float64)
     if dist.ndim != 2 or idx.shape != dist.shape:
         raise ValueError(f"dist and idx must be 2-D of one shape, got {dist.shape} and {idx.shape}.")
-    if sigma.ndim != 1 or sigma.shape[0] < dist.shape[0] or (idx.size and (idx.min() < 0 or idx.max() >= sigma.shape[0])):
+    out_of_range = idx.size and (idx.min() < 0 or idx.max() >= sigma.shape[0])
+    if sigma.ndim != 1 or sigma.shape[0] < dist.shape[0] or out_of_range:
         raise ValueError("sigma must be 1-D and cover every row and every neighbour index.")
     return _local_scaling_weights(dist, idx, sigma)
 

@@ -118,7 +118,8 @@ _routed = register_kernel(
 def _check_tree_args(order, parent, rho, prec, obs_weight, obs_sum, sigma2):
     order = np.ascontiguousarray(order, dtype=np.int64)
     parent = np.ascontiguousarray(parent, dtype=np.int64)
-    rho, prec, obs_weight, obs_sum = (np.ascontiguousarray(a, dtype=np.float64) for a in (rho, prec, obs_weight, obs_sum))
+    rho, prec, obs_weight, obs_sum = (np.ascontiguousarray(a, dtype=np.float64)
+                                      for a in (rho, prec, obs_weight, obs_sum))
     n = order.shape[0]
     if order.ndim != 1 or any(a.shape != (n,) for a in (parent, rho, prec, obs_weight, obs_sum)):
         raise ValueError("order, parent, rho, prec, obs_weight and obs_sum must be 1-D of one length.")
@@ -454,8 +455,10 @@ _cross = register_kernel("segments_cross_rings",
                          reference="sklearn_frontier.kernels.spanning_trees._reference:segments_cross_rings",
                          numba="sklearn_frontier.kernels.spanning_trees._numba:segments_cross_rings",
                          make_inputs=_cross_inputs)
-_inside = register_kernel("points_in_rings", reference="sklearn_frontier.kernels.spanning_trees._reference:points_in_rings",
-                          numba="sklearn_frontier.kernels.spanning_trees._numba:points_in_rings", make_inputs=_inside_inputs)
+_inside = register_kernel("points_in_rings",
+                          reference="sklearn_frontier.kernels.spanning_trees._reference:points_in_rings",
+                          numba="sklearn_frontier.kernels.spanning_trees._numba:points_in_rings",
+                          make_inputs=_inside_inputs)
 
 
 def _f2(a):

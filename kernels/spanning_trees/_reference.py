@@ -13,7 +13,6 @@ import math
 
 import numpy as np
 
-
 # --- tree-precision kernels
 
 def tree_eliminate(order, parent, rho, prec, obs_weight, obs_sum, sigma2):

@@ -326,7 +326,7 @@ def pcg_jacobi_batched(indptr, indices, data, inv_diag, shift, rhs, rtol, maxite
     return Z, iters, converged
 
 
-# ------------------------------------------------------------------ T5 selected inversion (issue 20)
+# ------------------------------------------------------------------ T5 selected inversion
 @njit(cache=True, nogil=True)
 def _sparse_cholesky(n, Ap, Ai, Ax):
     """Up-looking Cholesky A = L Lᵀ of an SPD matrix given by its full symmetric CSC (sorted) pattern.

@@ -15,7 +15,6 @@ array([[2., 2.]])
 import functools
 
 import numpy as np
-
 from sklearn_frontier.kernels._dispatch import register_kernel
 
 __all__ = ["sqeuclidean_cost", "barycentric_projection", "mccann_interpolate", "quantile_cell_means"]

@@ -6,11 +6,10 @@ import time
 
 import numpy as np
 
+from sklearn_frontier.exceptions import StateFileError
 from sklearn_frontier.utils._progress import progress_bar
 
 from ._aggregation import _dawid_skene_codes
-from sklearn_frontier.exceptions import StateFileError
-
 from ._persistence import atomic_savez, from_state_arrays, journal_append, read_state_file, state_arrays
 from ._validation import count_votes, encode_labels
 

@@ -9,6 +9,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_array, check_consistent_length, column_or_1d
 
+from sklearn_frontier.exceptions import UnlabelledRowsWarning
 from sklearn_frontier.utils._compat import (
     HasMethods,
     Interval,
@@ -18,11 +19,9 @@ from sklearn_frontier.utils._compat import (
     validate_data,
 )
 from sklearn_frontier.utils._random import MAX_SEED
-from sklearn_frontier.exceptions import UnlabelledRowsWarning
 from sklearn_frontier.utils._warnings import warn_user
 
 from ._extractor import ConfigurationExtractor, _check_features, check_resolution_range
-
 
 # Integer-valued targets with at most this many distinct labelled values are read as classes by task="auto".
 MAX_AUTO_CLASSES = 20
@@ -250,8 +249,8 @@ assign_neighbors, stability_features : see ConfigurationExtractor
                  stability_features="graph", task="auto", output="embedding", passthrough=True, embed_dim=16,
                  context_dim=32, hidden_dim=32, temperature=1.0, dropout=0.0, max_epochs=300, batch_size=None,
                  lr=1e-2, weight_decay=1e-4, validation_fraction=None, n_iter_no_change=10, optimizer="adam",
-                 callbacks=None, net_params=None, single_rule="most_stable", train_assignment="loo", standardize=True, device="cpu", n_jobs=None,
-                 verbose=0, random_state=None):
+                 callbacks=None, net_params=None, single_rule="most_stable", train_assignment="loo", standardize=True,
+                 device="cpu", n_jobs=None, verbose=0, random_state=None):
         self.mixing = mixing
         self.extractor = extractor
         self.n_neighbors = n_neighbors
@@ -392,6 +391,8 @@ assign_neighbors, stability_features : see ConfigurationExtractor
         if self.mixing != "concat":
             import copy
 
+            import torch
+
             from sklearn_frontier.utils._skorch import (
                 IndexSplit,
                 check_callbacks,
@@ -402,8 +403,6 @@ assign_neighbors, stability_features : see ConfigurationExtractor
             )
 
             from ._selector import fit_selector, single_thread, state_to_numpy
-
-            import torch
 
             resolve_optimizer(self.optimizer)
             net_params = check_net_params(self.net_params)
@@ -444,9 +443,9 @@ assign_neighbors, stability_features : see ConfigurationExtractor
         return self
 
     def _build_module(self, gen=None):
-        from ._selector import Selector
-
         import torch
+
+        from ._selector import Selector
 
         ext = self.extractor_
         if gen is None:
@@ -464,9 +463,9 @@ assign_neighbors, stability_features : see ConfigurationExtractor
         if self.mixing == "concat":
             M = self.n_configurations_
             return S, np.full((X.shape[0], M), 1.0 / M), None, None
-        from ._selector import numpy_to_state, single_thread
-
         import torch
+
+        from ._selector import numpy_to_state, single_thread
 
         with single_thread(), torch.no_grad():
             module = numpy_to_state(self._build_module(), self.module_state_)

@@ -32,7 +32,7 @@ def knn_lists(Z, Q, k, *, exclude_self, metric="euclidean"):
 
 
 def knn_graph(Z, n_neighbors, *, metric="euclidean", weighting="self_tuning", connect_components=False):
-    """Symmetric kNN affinity ``W = max(W, W.T)`` on the rows of ``Z`` (spec §2.3).
+    """Symmetric kNN affinity ``W = max(W, W.T)`` on the rows of ``Z``.
 
     Self-tuning weights ``exp(-d_ij**2 / (sigma_i sigma_j))`` (``sigma_i`` = distance to the k-th
     neighbour, floored at 1e-12) come from the shared kernel ``local_scaling_weights``.
@@ -160,7 +160,7 @@ def energies(W, candidates, objective):
 
 def select_configurations(candidates, a, b, resolution_range, *, max_configurations=8, min_log_width=0.1,
                           max_cluster_frac=0.5):
-    """Envelope pieces that pass the filters (spec §2.5), ordered by number of clusters.
+    """Envelope pieces that pass the filters, ordered by number of clusters.
 
     Returns
     -------
@@ -193,7 +193,7 @@ def configurations_from_graph(W, *, objective="modularity", resolution_range=(0.
                               random_state=None, n_jobs=None, return_details=False, engine="native", verbose=0):
     """Compute the configurations (envelope partitions stable over a resolution band) of an affinity ``W``.
 
-    The extractor's core (spec §2.4–2.5): Louvain resolution scan, deduplication, energies
+    The extractor's core: Louvain resolution scan, deduplication, energies
     ``Q_P(gamma) = a_P - gamma b_P``, exact upper envelope, filters ``2 <= K <= max_cluster_frac * n``
     and ``ln(gamma_hi / gamma_lo) >= min_log_width``, the ``max_configurations`` widest kept and
     ordered by number of clusters. When nothing passes, one fallback configuration (the partition
@@ -253,7 +253,6 @@ def configurations_from_graph(W, *, objective="modularity", resolution_range=(0.
     from sklearn_frontier.kernels import cluster_entropy
 
     W = sp.csr_matrix(W, dtype=np.float64)
-    n = W.shape[0]
     gammas, runs = resolution_scan(W, objective=objective, resolution_range=resolution_range,
                                    n_resolutions=n_resolutions, n_restarts=n_restarts, random_state=random_state,
                                    n_jobs=n_jobs, engine=engine, verbose=verbose)

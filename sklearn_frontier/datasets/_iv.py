@@ -1,4 +1,4 @@
-"""IV designs with known causal effects: many treatments, few instruments (``shared/design/iv.md`` §6)."""
+"""IV designs with known causal effects: many treatments, few instruments."""
 
 import numpy as np
 from sklearn.utils import check_random_state

@@ -1,4 +1,4 @@
-"""Instrument-regularised autoencoder (IRAE, our reconstruction; ``shared/design/iv.md`` §2.8).
+"""Instrument-regularised autoencoder (IRAE, our reconstruction of the method).
 
 Encoder ``D̃ = (x − μ)W₀ + f_D(x̄)``, ``Ṽ = (x − μ)W_V0 + f_V(x̄)``; decoder
 ``x̂ = μ + D̃W₀ᵀ + ṼW_V0ᵀ + f_g(D̃, Ṽ)``, with tanh MLPs whose output layers start at zero, so the untrained

@@ -5,7 +5,7 @@ All inputs are in the √w-scaled, partialled coordinates of :func:`_second_stag
 treatments (or representation features) residualised on the controls C = [1, W], ``Uz`` (n, k_z) an
 orthonormal basis of the residualised excluded instruments, ``Q = Uzᵀ Dt`` their first-stage coefficients
 in that basis. By Frisch–Waugh–Lovell every statistic equals the textbook one computed with the controls
-included in both stages (``shared/design/iv.md``; conventions as in linearmodels and Stata's ``ivreg2``).
+included in both stages (conventions as in linearmodels and Stata's ``ivreg2``).
 """
 
 import numpy as np

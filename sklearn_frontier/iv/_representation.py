@@ -2,7 +2,7 @@
 
 The linear representation is our reconstruction of LIRR (Lin, Lan & Syrgkanis, ICML 2026): the top
 left singular vectors of the (whitened) treatment–instrument cross-covariance, computed in
-O(n·p·k) without any p × p or n × n matrix. See ``shared/design/iv.md`` §2 for the derivations.
+O(n·p·k) without any p × p or n × n matrix.
 """
 
 from numbers import Integral, Real

@@ -2,7 +2,8 @@
 
 All quantizers are scikit-learn transformers over a weight matrix ``W`` (out_features x in_features):
 ``fit(W, X_calib=...)`` learns how to store it, ``transform(W)`` returns the dequantized weight,
-``score`` the negative relative output error, ``quantize()`` the stored :class:`QuantizedWeight`, which ``TwinQuantLinear.from_quantized`` packs into a module.
+``score`` the negative relative output error, ``quantize()`` the stored :class:`QuantizedWeight`, which
+``TwinQuantLinear.from_quantized`` packs into a module.
 """
 
 from sklearn_frontier._registry import register_demo, register_estimator

@@ -129,7 +129,7 @@ def _to_numpy(X):
 
 
 def check_calibration(X_calib, n_features):
-    """Validate activations or stats; returns float64 activations or the CalibrationStats (ValueError naming X_calib)."""
+    """Validate activations or stats: float64 activations or the CalibrationStats (a ValueError names X_calib)."""
     if isinstance(X_calib, CalibrationStats):
         if X_calib.n_features != n_features:
             raise ValueError(f"X_calib has {X_calib.n_features} features, but the weight has {n_features} "

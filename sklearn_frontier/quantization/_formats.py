@@ -230,7 +230,8 @@ def _stored_scale(s):
 def quantize_groups(R, fmt, format_scale=1.0):
     """Quantize ``R`` (m, n) group-wise in ``fmt``; returns ``(codes int8, scales, zero_points | None)``.
 
-    ``scales`` are the stored values: bfloat16 (held in float32 arrays) for INT, uint8 E8M0 exponent (MXFP4) or E4M3 bits (NVFP4,
+    ``scales`` are the stored values: bfloat16 (held in float32 arrays) for INT, uint8 E8M0 exponent (MXFP4) or E4M3
+    bits (NVFP4,
     relative to ``format_scale``). Codes are computed against the stored (decoded) scale, so dequantizing
     the returned triple is the format's exact reconstruction.
     """

@@ -17,7 +17,8 @@ __all__ = ["TwinQuantLinear"]
 
 #: Row-count dispatch on CPU, measured by ``python -m benchmarks._int4_dispatch`` (one thread; table in
 #: ``benchmarks/results/int4_dispatch.md``): the largest M each packed kernel runs, for weights below / from
-#: LARGE_WEIGHT entries; above it the residual is decoded once per call and multiplied by one fp32 GEMM ("dequantize", GEMM-bound there).
+#: LARGE_WEIGHT entries; above it the residual is decoded once per call and multiplied by one fp32 GEMM
+#: ("dequantize", GEMM-bound there).
 #: torch's int4 op crosses the dequantize path near M = 64 on MiniLM-sized weights, M = 128-256 on 4096 x 4096;
 #: the numba LUT kernel only beats it at M = 1 on large weights.
 CPU_MAX_ROWS = {"torch_int4": (64, 192), "numba_lut4": (0, 1), "w4a8": (64, 64)}

@@ -242,8 +242,9 @@ class TwinQuant(_LowRankMixin, _BaseWeightQuantizer):
     }
 
     def __init__(self, n_bits=4, *, group_size=None, rank=8, weight_format="int", symmetric=True, act_bits=None,
-                 act_format=None, residual_transform="diag", transform_init="auto", lowrank_bits=16, lowrank_balance="diag", init="svd",
-                 objective="auto", max_iter=150, learning_rate=3e-2, subspace_learning_rate=3e-3, retraction="qr",
+                 act_format=None, residual_transform="diag", transform_init="auto", lowrank_bits=16,
+                 lowrank_balance="diag", init="svd", objective="auto", max_iter=150, learning_rate=3e-2,
+                 subspace_learning_rate=3e-3, retraction="qr",
                  n_iter_no_change=50, damping=1e-2, scale_gradient=True, compute_dtype="float32",
                  svd_solver="auto", random_state=None, verbose=0, mx_scale_rule="ocp"):
         self.n_bits = n_bits

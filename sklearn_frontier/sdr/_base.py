@@ -16,7 +16,7 @@ from sklearn_frontier.kernels.sdr import KERNEL_CODES, sdr_local_wls, sdr_opg_sl
 from sklearn_frontier.utils._compat import Interval, StrOptions, check_is_fitted, validate_data
 from sklearn_frontier.utils._manifolds import canonical_signs, qr_retraction
 
-# Module constants of the spec (§2.6-2.8).
+# Module constants of the method: anchor caps, neighbourhood sizes and step-size schedule.
 MAX_OPG_ANCHORS = 1000
 MAX_EVAL_ANCHORS = 2000
 KNN_BLOCK = 256

@@ -6,10 +6,10 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, MetaEstimatorMixin, TransformerMixin, clone
 from sklearn.model_selection import check_cv
 from sklearn.utils import check_random_state
-from sklearn_frontier.utils._parallel import Parallel, delayed
 
 from sklearn_frontier.kernels.sdr import sdr_nw_cv_mae
 from sklearn_frontier.utils._compat import HasMethods, Interval, _fit_context, check_is_fitted, validate_data
+from sklearn_frontier.utils._parallel import Parallel, delayed
 
 
 def _smoother_bandwidth(Zp, n):

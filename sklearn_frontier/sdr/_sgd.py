@@ -22,7 +22,8 @@ MAX_BATCH = 8192
 # mean projections differ by less than max(tol, STATISTICAL_TOL * sqrt(d (p - d) / n), NOISE_FRACTION * the
 # window's RMS spread). The second term is a fraction of the subspace's sampling resolution, so that a small
 # data set does not chase a 1e-3 change far below its own standard error (diabetes, Auto: ConvergenceWarnings);
-# at n = 10^6, p = 50, d = 2 it is 1.5e-3, near tol. The third stops once the windows differ by less than half their own noise
+# at n = 10^6, p = 50, d = 2 it is 1.5e-3, near tol. The third stops once the windows differ by less than half their
+# own noise
 # (with the whole spread the rule fired at the first comparison on small n, before the ascent had converged:
 # Concrete d = 1).
 STATISTICAL_TOL = 0.15

@@ -1,4 +1,4 @@
-"""Graph and hypergraph spectral-clustering baselines shipped beside CEO (spec §4)."""
+"""Graph and hypergraph spectral-clustering baselines shipped beside CEO."""
 
 from numbers import Integral
 
@@ -11,9 +11,9 @@ from sklearn.utils import check_random_state
 
 from sklearn_frontier.utils._compat import Interval, StrOptions, _fit_context
 
+from ..utils._manifolds import canonical_signs
 from ._base import _GraphMixin, _VotePredictMixin
 from ._complexes import _clean_cells
-from ..utils._manifolds import canonical_signs
 from ._spectral import assign_labels
 
 

@@ -1,4 +1,4 @@
-"""PSD coupling bounds of the graded Laplacian and of the collapsed operator (spec §2.3, issue 20).
+"""PSD coupling bounds of the graded Laplacian and of the collapsed operator.
 
 Two admissible ranges, both derived by eliminating the ranks of L⋆ from the top down (see :func:`coupling_bounds`):
 

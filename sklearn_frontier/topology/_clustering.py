@@ -18,7 +18,7 @@ class CEOSpectralClustering(_CEOMixin, _VotePredictMixin, ClusterMixin, BaseEsti
     the vertices, S_ε = A − X(C + εI)⁻¹Xᵀ. The smallest eigenvectors of the normalised S_ε (or heat-kernel
     signatures) are clustered as in :class:`sklearn.cluster.SpectralClustering`.
 
-    Honest caveat (spec §2.5): on signed (chain) complexes higher cells provably have no effect, S_ε =
+    Honest caveat: on signed (chain) complexes higher cells provably have no effect, S_ε =
     f_ε(L_0) (``degeneracy_ == 0``, computed directly); for any incidences f_ε(L_0) ⪯ S_ε ⪯ A. ``max_rank=1`` is
     the ablation without higher cells; ``coupling=0`` is the plain normalised graph Laplacian.
 
@@ -38,7 +38,7 @@ class CEOSpectralClustering(_CEOMixin, _VotePredictMixin, ClusterMixin, BaseEsti
         Relative coupling, γ_k = coupling · (bound of ``coupling_bound``) (ignored where ``gammas`` is given).
     coupling_bound : {"graded", "schur"}, default="graded"
         ``"graded"``: b_k = β_{k+1}σ⁺_min(B_{k+1}) (Thm 3.2, L⋆ ⪰ 0); ``"schur"``: √(b_k² + ε β_{k+1}), the
-        whole admissible range of S_ε (0 ⪯ S_ε ⪯ A; see :func:`coupling_bounds`). Measured (issue 20): the
+        whole admissible range of S_ε (0 ⪯ S_ε ⪯ A; see :func:`coupling_bounds`). Measured: the
         choice does not move clustering ARI; it matters for smoothing.
     gammas, betas : array-like of shape (K,), default=None
         Explicit couplings / boundary weights.
@@ -129,7 +129,8 @@ class CEOSpectralClustering(_CEOMixin, _VotePredictMixin, ClusterMixin, BaseEsti
     }
 
     def __init__(self, n_clusters=8, *, affinity="nearest_neighbors", n_neighbors=10, max_rank=2,
-                 incidence="signed", coupling=0.5, coupling_bound="graded", gammas=None, betas=None, eps=1e-3, normalize=True,
+                 incidence="signed", coupling=0.5, coupling_bound="graded", gammas=None, betas=None, eps=1e-3,
+                 normalize=True,
                  features="eigvecs", hks_times=16, n_components=None, assign_labels="kmeans", n_init=10,
                  solver="auto", fast_path=True, rtol=1e-10, eigen_tol=1e-6, max_cells=2_000_000,
                  random_state=None):

@@ -1,6 +1,6 @@
 """Cell complexes as boundary matrices: clique (flag) complexes of graphs and hypergraph complexes.
 
-Conventions (spec §2.2): ``boundaries = [B_1, ..., B_K]``, csr float64, ``B_k`` of shape (n_{k-1}, n_k), rank 0 =
+Conventions: ``boundaries = [B_1, ..., B_K]``, csr float64, ``B_k`` of shape (n_{k-1}, n_k), rank 0 =
 vertices. A rank-k clique cell is a sorted tuple (v_0 < ... < v_k), each rank in lexicographic order. Signed:
 ``B_k[face_i(s), s] = (-1)**i`` (face_i deletes v_i), so ``B_k B_{k+1} = 0``; unsigned: all ones; "mixed": B_1
 signed, higher ranks 0/1 (the hypergraph convention). Empty ranks are (n_{k-1}, 0) matrices.

@@ -1,4 +1,4 @@
-"""CEOPositionalEncoding: the first k eigenvectors of the collapsed operator S_ε as node features (issue 20)."""
+"""CEOPositionalEncoding: the first k eigenvectors of the collapsed operator S_ε as node features."""
 
 import numpy as np
 
@@ -85,7 +85,7 @@ class CEOPositionalEncoding(CollapsedLaplacian):
     each (near-)degenerate eigenspace gets a basis-independent orthonormal basis and every column a canonical
     sign (largest-|value| entry positive), so the features are a function of the operator, not of the
     eigensolver. ``fit_transform`` returns them for the fitted vertices; ``transform`` extends them to new rows
-    like :class:`CollapsedLaplacian`. Measured (issue 20, ``python -m benchmarks ceo``): as node features they
+    like :class:`CollapsedLaplacian`. Measured (``python -m benchmarks ceo``): as node features they
     match the graph + in-cell-pairs Laplacian eigenvectors; the rank-2 cells do not add information there.
 
     Parameters

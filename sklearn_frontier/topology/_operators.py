@@ -1,6 +1,6 @@
 """Coupling bounds, the graded Laplacian L⋆ and the collapsed operator S_ε (dense routes and matrix-free).
 
-S_ε = A − X(C + εI)⁻¹Xᵀ = β_1 L_0 − γ_0² B_1 [(C + εI)⁻¹]_{11} B_1ᵀ (spec §2.4). Routes:
+S_ε = A − X(C + εI)⁻¹Xᵀ = β_1 L_0 − γ_0² B_1 [(C + εI)⁻¹]_{11} B_1ᵀ. Routes:
 
 * chain fast path (B_1 B_2 = 0, K = 1 or γ_0 = 0): S_ε = f_ε(L_0) = β_1 L_0 − γ_0² L_0 (β_1 L_0 + εI)⁻¹ exactly;
 * two-rank structured elimination (K = 2, any incidences): eliminate rank 2, then rank 1 by push-through and
@@ -22,7 +22,7 @@ import numpy as np
 import scipy.linalg as la
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
-from scipy.sparse.linalg import LinearOperator, eigsh, splu
+from scipy.sparse.linalg import LinearOperator, splu
 from sklearn.exceptions import ConvergenceWarning
 
 from ._bounds import (  # noqa: F401  (re-exported: tests and callers import them from here)
@@ -49,7 +49,7 @@ def _resolve(Bs, betas, gammas, coupling, *, bounds_needed=None):
 
 
 def graded_laplacian(boundaries, betas=None, gammas=None, coupling=0.5):
-    """The graded Laplacian L⋆ on C⁰ ⊕ … ⊕ C^K (ranks stacked 0..K), spec §2.3.
+    """The graded Laplacian L⋆ on C⁰ ⊕ … ⊕ C^K (ranks stacked 0..K).
 
     Diagonal block k: β_k B_kᵀB_k + β_{k+1} B_{k+1}B_{k+1}ᵀ; block (k, k+1) = −γ_k B_{k+1}, (k+1, k) its transpose.
 
@@ -97,7 +97,7 @@ def graded_laplacian(boundaries, betas=None, gammas=None, coupling=0.5):
 
 
 def chain_operator(L0, beta1, gamma0, eps, F=None, overwrite_F=False):
-    """Dense f_ε(L_0) = β_1 L_0 − γ_0² L_0 (β_1 L_0 + εI)⁻¹ (the operator of every chain complex, spec §2.5).
+    """Dense f_ε(L_0) = β_1 L_0 − γ_0² L_0 (β_1 L_0 + εI)⁻¹ (the operator of every chain complex.5).
 
     ``F``: (β_1 L_0 + εI)⁻¹ when already computed (symmetric), reused as the output if ``overwrite_F``.
     """
@@ -508,7 +508,7 @@ def _collapse(boundaries, betas=None, gammas=None, coupling=0.5, eps=1e-3, solve
 
 def collapsed_operator(boundaries, betas=None, gammas=None, coupling=0.5, eps=1e-3, solver="dense", rtol=1e-10, *,
                        fast_path=True, maxiter=None, coupling_bound="graded"):
-    """The collapsed operator S_ε = A − X(C + εI)⁻¹Xᵀ of a complex on its vertices (spec §2.4).
+    """The collapsed operator S_ε = A − X(C + εI)⁻¹Xᵀ of a complex on its vertices.
 
     Parameters
     ----------

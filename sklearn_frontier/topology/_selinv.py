@@ -1,4 +1,4 @@
-"""The chain fast path without a dense inverse: S_ε = f_ε(L_0) matrix-free with its exact diagonal (issue 20).
+"""The chain fast path without a dense inverse: S_ε = f_ε(L_0) matrix-free with its exact diagonal.
 
 diag(S_ε) = β_1 deg − (γ_0²/β_1)(1 − ε diag F), F = (β_1 L_0 + εI)⁻¹, is all the "diag" normalisation needs; diag F
 comes from a sparse Cholesky and the Takahashi recurrence (kernel ``selinv_diag``) in a minimum-degree order, and

@@ -30,7 +30,7 @@ class CEOSmoother(_CEOMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimat
         Relative coupling (see ``coupling_bound``).
     coupling_bound : {"graded", "schur"}, default="schur"
         As in :class:`CEOSpectralClustering`. The defaults (coupling 1 of the "schur" bound, ε = 100) follow the
-        range measurement of issue 20 (``python -m benchmarks ceo``): the top of the admissible range with a large
+        coupling-range measurement (``python -m benchmarks ceo``): the top of the admissible range with a large
         ε is where S_ε smooths best (MSE ≈ 0.68–0.70 of L_0 Tikhonov on the G5 graphs). On chain complexes it
         is then S_ε = L_0(L_0 − λ_2 I)(L_0 + εI)⁻¹ ≈ (L_0² − λ_2 L_0)/ε, so it performs like the biharmonic
         filter (I + τ'L_0²)⁻¹ — the gain is that spectral map, not the higher cells. τ scales like ε: tune it

@@ -34,7 +34,7 @@ def knn_adjacency(X, n_neighbors):
 
 
 def precomputed_adjacency(X):
-    """Validate an (n, n) precomputed adjacency and return its 0/1 symmetric pattern (spec §7)."""
+    """Validate an (n, n) precomputed adjacency and return its 0/1 symmetric pattern."""
     if X.ndim != 2 or X.shape[0] != X.shape[1]:
         raise ValueError(f"affinity='precomputed' needs a square (n, n) adjacency, got shape {X.shape}.")
     data = X.data if sp.issparse(X) else np.asarray(X)

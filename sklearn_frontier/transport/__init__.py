@@ -17,7 +17,7 @@ near optimal and the method only matches it.
 import time
 
 from sklearn_frontier._registry import register_demo, register_estimator
-from sklearn_frontier.datasets._transport import MeasurePath, make_measure_path
+from sklearn_frontier.datasets._transport import make_measure_path
 
 from ._active import LOTActiveExperimenter
 from ._baselines import DisplacementInterpolator

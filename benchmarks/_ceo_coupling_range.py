@@ -1,4 +1,4 @@
-"""CEO benchmarks for issue 20 (imported by ``benchmarks/ceo.py``): the whole admissible coupling range, cases where
+"""CEO coupling-range benchmarks (imported by ``benchmarks/ceo.py``): the whole admissible coupling range, cases where
 pairs cannot stand in for cells, a real two-view hypergraph from bundled digits, positional encodings as node
 features. Every comparison is paired over seeds (mean difference ± standard error)."""
 
@@ -57,8 +57,9 @@ def run_range_clustering(seeds, rhos, epss):
             d0, s0 = paired(out["full"], base)
             rows.append({"case": "range: G1 hypergraph SBM n=120 (ARI)", "method": f"CEO schur rho={rho:g} eps={eps:g}",
                          "ARI": float(np.mean(out["full"])), "ARI_rank1": float(np.mean(out["rank1"])),
-                         "diff_vs_rank1": d1, "diff_vs_rank1_se": s1, "diff_vs_coupling0": d0, "diff_vs_coupling0_se": s0,
-                         "norm_A_minus_S": float(np.mean(out["gap"])), "rel_norm_A_minus_S": float(np.mean(out["gap_rel"])),
+                         "diff_vs_rank1": d1, "diff_vs_rank1_se": s1, "diff_vs_coupling0": d0,
+                         "diff_vs_coupling0_se": s0, "norm_A_minus_S": float(np.mean(out["gap"])),
+                         "rel_norm_A_minus_S": float(np.mean(out["gap_rel"])),
                          "seeds": len(seeds)})
     return rows
 
@@ -211,7 +212,8 @@ def run_positional_encodings(seeds, k=16, tuned=(0.9, 1.0), n_samples=600):
         d, se = paired(acc[name], gpp)
         db, sb = paired(acc[name], acc[best])
         rows.append({"case": f"PE node classification: two-view digits n={n_samples}, k={k}, 50% labelled",
-                     "method": name, "accuracy": float(np.mean(acc[name])), "accuracy_sd": float(np.std(acc[name], ddof=1)),
+                     "method": name, "accuracy": float(np.mean(acc[name])),
+                     "accuracy_sd": float(np.std(acc[name], ddof=1)),
                      "diff_vs_graph_plus_pairs": d, "diff_vs_graph_plus_pairs_se": se, "strongest_baseline": best,
                      "diff_vs_strongest": db, "diff_vs_strongest_se": sb, "seeds": len(seeds)})
     return rows
