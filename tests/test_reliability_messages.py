@@ -63,9 +63,12 @@ def test_infinite_target_of_the_augmenter_names_y():
         MixConfigAugmenter().fit(rng.normal(size=(N, 3)), y)
 
 
-def test_nan_target_of_a_classification_says_how_to_mark_unlabelled_rows():
+def test_nan_in_class_labels_marks_unlabelled_rows():
+    """Missing class labels (NaN, as pandas writes them) are unlabelled rows, like -1."""
     rng = np.random.default_rng(5)
     y = rng.integers(0, 2, N).astype(float)
     y[3] = np.nan
-    with pytest.raises(ValueError, match="Input y contains NaN; mark unlabelled rows with -1 for classification"):
-        MixConfigAugmenter(task="classification").fit(rng.normal(size=(N, 3)), y)
+    aug = MixConfigAugmenter(task="classification", n_resolutions=8, n_restarts=1, max_epochs=5,
+                             random_state=0).fit(rng.normal(size=(N, 3)), y)
+    assert not aug.labelled_mask_[3] and aug.labelled_mask_.sum() == N - 1
+    assert list(aug.classes_) == [0, 1]

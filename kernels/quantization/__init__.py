@@ -20,7 +20,6 @@ _REF = "sklearn_frontier.kernels.quantization._reference"
 _NUMBA = "sklearn_frontier.kernels.quantization._numba"
 _TORCH = "sklearn_frontier.kernels.quantization._torch"
 _TRITON = "sklearn_frontier.kernels.quantization._triton"
-_W4A8 = "sklearn_frontier.kernels.quantization._w4a8_numba"
 
 
 def _pack_inputs(rng):
@@ -545,9 +544,9 @@ def _w4a8_decode_inputs(rng):
     return (packed, scale_t, zero_t, g, x.shape[1]), {}
 
 
-_w4a8 = register_kernel("w4a8_matmul", reference=f"{_REF}:w4a8_matmul", numba=f"{_W4A8}:w4a8_matmul",
+_w4a8 = register_kernel("w4a8_matmul", reference=f"{_REF}:w4a8_matmul", numba=f"{_NUMBA}:w4a8_matmul",
                         make_inputs=_w4a8_inputs, compare=_compare_w4a8)
-_w4a8_decode = register_kernel("w4a8_decode_t", reference=f"{_REF}:w4a8_decode_t", numba=f"{_W4A8}:w4a8_decode_t",
+_w4a8_decode = register_kernel("w4a8_decode_t", reference=f"{_REF}:w4a8_decode_t", numba=f"{_NUMBA}:w4a8_decode_t",
                                make_inputs=_w4a8_decode_inputs, rtol=0, atol=0)
 
 
@@ -604,7 +603,7 @@ W4A8_CHUNK = 128
 
 def w4a8_matmul(x, packed, scale_t, zero_t=None, *, group_size, tensor_scale=1.0, t=None, down=None, up_t=None,
                 bias=None, xr=None):
-    """``ts ((xr t) Q^T + (x down^T) up_t) + bias`` with int8 activations (per 32-block) and packed INT4 ``Q``.
+    """Compute ``ts ((xr t) Q^T + (x down^T) up_t) + bias`` with int8 activations and packed INT4 ``Q``.
 
     ``Q = (u - z) s`` from the weight-stationary codes of :func:`pack_w4a8`. Each 32-block of the residual's
     input is rounded to int8 with one float32 scale ``amax / 127``; block dot products are exact int32 sums,

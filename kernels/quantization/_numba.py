@@ -1,4 +1,4 @@
-"""numba twins of the quantization kernels."""
+"""numba twins of the quantization kernels, and the W4A8 kernels (4-bit weights, int8 activations)."""
 
 import numpy as np
 from numba import njit, prange
@@ -199,3 +199,229 @@ def dual_matmul(x, qweight, scales, zeros, tensor_scale, up, down, t, bias, grou
 
         return torch.from_numpy(y).to(x.dtype)
     return y.astype(x.dtype)
+
+
+# ---------------------------------------------------------------------------------------------------------- W4A8
+# numba W4A8 kernels: 4-bit weights packed weight-stationary, int8 activations per 32-block, int32 block sums.
+#
+# Layout (:func:`pack_w4a8`, once per layer): ``packed[16 b + j, n]`` holds, for output ``n`` and 32-input block
+# ``b``, the unsigned code of input ``32 b + j`` in its low nibble and of ``32 b + 16 + j`` in its high nibble.
+# The inner loops then run along the outputs ``n`` (contiguous), which LLVM vectorizes without horizontal sums.
+#
+# ``y[i, n] = ts (sum_b xs[i, b] s[g(b), n] (sum_{k in b} u[n, k] xq[i, k] - z[g(b), n] sum_{k in b} xq[i, k])
+# + sum_r h[i, r] up[r, n]) + bias[n]``: the integer part is exact (int32); the zero point enters once per block
+# and output; the only approximation is the rounding of the activations to int8 (``xq = rint(x 127 / amax)``).
+
+BLOCK = 32
+#: activation rows that share one pass over the weight
+ROWS = 4
+
+
+@njit(cache=True, nogil=True)
+def quantize_activations(xr, t, has_t, Kp, xq, xs, xsum):
+    """Round ``xr * t`` (M, K) to int8 per 32-block into xq (M, Kp); block scales xs and code sums xsum (M, nb)."""
+    M, K = xr.shape
+    nb = Kp // BLOCK
+    q127 = np.float32(127.0)
+    for i in range(M):
+        for b in range(nb):
+            k0 = b * BLOCK
+            k1 = min(K, k0 + BLOCK)
+            amax = np.float32(0.0)
+            for k in range(k0, k1):
+                v = xr[i, k] * t[k] if has_t else xr[i, k]
+                a = abs(v)
+                if a > amax:
+                    amax = a
+            inv = q127 / amax if amax > 0 else np.float32(0.0)
+            xs[i, b] = amax / q127
+            s = 0
+            for k in range(k0, k1):
+                v = xr[i, k] * t[k] if has_t else xr[i, k]
+                q = np.int32(np.rint(v * inv))
+                xq[i, k] = np.int8(q)
+                s += q
+            for k in range(k1, k0 + BLOCK):
+                xq[i, k] = 0
+            xsum[i, b] = s
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _zero(acc, W):
+    for n in range(W):
+        acc[n] = 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _accumulate(row, a, e, acc, W):
+    for n in range(W):
+        byte = np.int32(row[n])
+        acc[n] += (byte & 15) * a + (byte >> 4) * e
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _flush(sacc, acc, W):
+    for n in range(W):
+        acc[n] += sacc[n]
+        sacc[n] = 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _epilogue(acc, offset, xsb, srow, facc, W):
+    for n in range(W):
+        facc[n] += np.float32(acc[n] - offset) * (xsb * srow[n])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _epilogue_zero(acc, zrow, zs, xsb, srow, facc, W):
+    for n in range(W):
+        facc[n] += np.float32(acc[n] - np.int32(zrow[n]) * zs) * (xsb * srow[n])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _axpy(a, src, dst, W):
+    for n in range(W):
+        dst[n] += a * src[n]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _store(facc, ts, bias, has_bias, dst, W):
+    if has_bias:
+        for n in range(W):
+            dst[n] = facc[n] * ts + bias[n]
+    else:
+        for n in range(W):
+            dst[n] = facc[n] * ts
+
+
+def _w4a8_py(h, xr, t, has_t, packed, scale_t, zero_t, has_zero, group_size, tensor_scale, up_t, bias, has_bias,
+             out):
+    M = xr.shape[0]
+    n_chunks, nbytes, CHUNK = packed.shape
+    N = scale_t.shape[1]
+    nb = nbytes // 16
+    xq = np.empty((M, 2 * nbytes), dtype=np.int8)  # M * K bytes: the only allocation besides the output
+    xs = np.empty((M, nb), dtype=np.float32)
+    xsum = np.empty((M, nb), dtype=np.int32)
+    quantize_activations(xr, t, has_t, 2 * nbytes, xq, xs, xsum)
+    rank = h.shape[1]
+    n_rowgroups = (M + ROWS - 1) // ROWS
+    for task in prange(n_chunks * n_rowgroups):
+        c = task % n_chunks
+        i0 = (task // n_chunks) * ROWS
+        R = min(ROWS, M - i0)
+        n0 = c * CHUNK
+        W = min(CHUNK, N - n0)
+        iacc = np.empty((ROWS, CHUNK), dtype=np.int32)
+        sacc = np.zeros((ROWS, CHUNK), dtype=np.int16)
+        facc = np.zeros((ROWS, CHUNK), dtype=np.float32)
+        for b in range(nb):
+            g = (b * BLOCK) // group_size
+            for r in range(R):
+                _zero(iacc[r], W)
+            for j in range(16):
+                row = packed[c, 16 * b + j]
+                for r in range(R):
+                    _accumulate(row, np.int32(xq[i0 + r, BLOCK * b + j]), np.int32(xq[i0 + r, BLOCK * b + 16 + j]),
+                                sacc[r], W)
+                if j == 7 or j == 15:  # 8 byte rows fit in int16 (|term| <= 2 * 15 * 127), then widen
+                    for r in range(R):
+                        _flush(sacc[r], iacc[r], W)
+            srow = scale_t[g, n0:n0 + W]
+            for r in range(R):
+                if has_zero:
+                    _epilogue_zero(iacc[r], zero_t[g, n0:n0 + W], xsum[i0 + r, b], xs[i0 + r, b], srow, facc[r], W)
+                else:
+                    _epilogue(iacc[r], np.int32(8) * xsum[i0 + r, b], xs[i0 + r, b], srow, facc[r], W)
+        for r in range(R):
+            for q in range(rank):
+                _axpy(h[i0 + r, q], up_t[q, n0:n0 + W], facc[r], W)
+            _store(facc[r], tensor_scale, bias[n0:n0 + W] if has_bias else facc[r], has_bias, out[i0 + r, n0:n0 + W],
+                   W)
+
+# Two compilations of one body: the threaded one for large layers, the serial one where a parallel launch
+# costs more than the work (one thread, or small layers at one row).
+_w4a8_parallel = njit(cache=True, nogil=True, parallel=True)(_w4a8_py)
+_w4a8_serial = njit(cache=True, nogil=True)(_w4a8_py)
+
+#: below this many packed weight bytes times rows a call runs serially (a parallel launch costs more)
+SERIAL_BELOW = 1 << 18
+
+
+def placeholders(K, N):
+    """Empty stand-ins of the optional arguments (no transform, symmetric codes, rank 0, no bias)."""
+    return (np.zeros(1, np.float32), np.zeros((1, 1), np.uint8), np.zeros((0, K), np.float32),
+            np.zeros((0, N), np.float32), np.zeros(1, np.float32))
+
+
+def w4a8_run(h, xr, t, has_t, packed, scale_t, zero_t, has_zero, group_size, tensor_scale, up_t, bias,
+             has_bias, out, threads):
+    """Hot-path entry (float32 C-contiguous arrays; placeholders for absent parts); ``h = x down^T`` (M, r) the
+    low-rank projection, computed by the caller's BLAS; writes ``out``."""
+    fn = _w4a8_serial if threads <= 1 or packed.size * xr.shape[0] < SERIAL_BELOW else _w4a8_parallel
+    fn(h, xr, t, has_t, packed, scale_t, zero_t, has_zero, group_size, tensor_scale, up_t, bias, has_bias, out)
+    return out
+
+
+def w4a8_matmul(x, xr, t, packed, scale_t, zero_t, group_size, tensor_scale, down, up_t, bias):
+    """``ts ((xr t) Q^T + (x down^T) up_t) + bias`` (float32 numpy, see the module doc); zero_t None: symmetric
+    codes stored with the offset 8; t None: no diagonal transform; xr the residual input (x, or x with a block
+    transform applied)."""
+    import numba
+
+    K, N = x.shape[1], scale_t.shape[1]
+    t0, z0, d0, u0, b0 = placeholders(K, N)
+
+    def f32(a, empty):
+        return empty if a is None else np.ascontiguousarray(a, dtype=np.float32)
+
+    out = np.empty((x.shape[0], N), dtype=np.float32)
+    h = np.ascontiguousarray(f32(x, None) @ f32(down, d0).T)
+    return w4a8_run(h, f32(xr, None), f32(t, t0), t is not None, np.ascontiguousarray(packed),
+                    f32(scale_t, None), z0 if zero_t is None else np.ascontiguousarray(zero_t, dtype=np.uint8),
+                    zero_t is not None, int(group_size), np.float32(tensor_scale), f32(up_t, u0),
+                    f32(bias, b0), bias is not None, out, numba.get_num_threads())
+
+
+_EMPTY_U8 = np.zeros((1, 1), dtype=np.uint8)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _decode_t(packed, scale_t, zero_t, has_zero, group_size, K, out):
+    n_chunks, nbytes, chunk = packed.shape
+    N = scale_t.shape[1]
+    for row in prange(nbytes):
+        b, j = row // 16, row % 16
+        k_lo = BLOCK * b + j
+        k_hi = k_lo + 16
+        g = (BLOCK * b) // group_size
+        for c in range(n_chunks):
+            n0 = c * chunk
+            W = min(chunk, N - n0)
+            src = packed[c, row]
+            srow = scale_t[g, n0:n0 + W]
+            if k_lo < K:
+                _decode_row(src, srow, zero_t[g, n0:n0 + W] if has_zero else src, has_zero, 0, out[k_lo, n0:n0 + W],
+                            W)
+            if k_hi < K:
+                _decode_row(src, srow, zero_t[g, n0:n0 + W] if has_zero else src, has_zero, 4, out[k_hi, n0:n0 + W],
+                            W)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _decode_row(src, srow, zrow, has_zero, shift, dst, W):
+    if has_zero:
+        for n in range(W):
+            dst[n] = (np.float32((np.int32(src[n]) >> shift) & 15) - np.float32(zrow[n])) * srow[n]
+    else:
+        for n in range(W):
+            dst[n] = (np.float32((np.int32(src[n]) >> shift) & 15) - np.float32(8.0)) * srow[n]
+
+
+def w4a8_decode_t(packed, scale_t, zero_t, group_size, K, out=None):
+    """Transposed float32 residual ``Q^T`` (K, N) (no tensor scale) decoded from the weight-stationary layout."""
+    if out is None:
+        out = np.empty((K, scale_t.shape[1]), dtype=np.float32)
+    _decode_t(packed, scale_t, _EMPTY_U8 if zero_t is None else zero_t, zero_t is not None, int(group_size),
+              int(K), out)
+    return out

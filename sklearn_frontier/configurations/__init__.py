@@ -20,6 +20,10 @@ __all__ = ["ConfigurationExtractor", "MixConfigAugmenter", "SemiSupervisedAugmen
 register_estimator(ConfigurationExtractor, method="configurations", task="unsupervised_transform",
                    search_grid={"n_neighbors": [5, 10]},
                    fast_params={"n_neighbors": 8, "n_resolutions": 8, "n_restarts": 1})
+register_estimator(SemiSupervisedAugmentation, method="configurations", task="classification",
+                   search_grid={"augmenter__mixing": ["learned", "uniform"]},
+                   fast_params={"augmenter": MixConfigAugmenter(n_neighbors=8, n_resolutions=8, n_restarts=1,
+                                                                max_epochs=20, random_state=0)})
 register_estimator(MixConfigAugmenter, method="configurations", task="classification",
                    search_grid={"mixing": ["learned", "uniform"]},
                    fast_params={"n_neighbors": 8, "n_resolutions": 8, "n_restarts": 1, "max_epochs": 20})

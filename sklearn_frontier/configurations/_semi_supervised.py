@@ -2,6 +2,7 @@
 
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier, is_regressor
+from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils.metaestimators import available_if
 
@@ -27,12 +28,13 @@ class SemiSupervisedAugmentation(MetaEstimatorMixin, BaseEstimator):
     target. It goes anywhere an estimator goes (last step of a ``Pipeline``, ``GridSearchCV`` with
     ``augmenter__*`` and ``estimator__*`` parameters, ``cross_validate``); its ``score`` ignores unlabelled rows.
 
-    Read more in the :ref:`User Guide <configurations_guide>`.
+    Read more in the :ref:`User Guide <user_guide_configurations>`.
 
     Parameters
     ----------
-    estimator : estimator object
-        The downstream classifier or regressor (cloned), fitted on ``[X, z(x)]`` of the labelled rows.
+    estimator : estimator object, default=None
+        The downstream classifier or regressor (cloned), fitted on ``[X, z(x)]`` of the labelled rows. None
+        takes ``LogisticRegression(max_iter=1000)`` (pass a regressor for a regression target).
     augmenter : MixConfigAugmenter, default=None
         The augmenter (cloned); None builds ``MixConfigAugmenter()``.
 
@@ -75,11 +77,11 @@ class SemiSupervisedAugmentation(MetaEstimatorMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
-        "estimator": [HasMethods(["fit", "predict"])],
+        "estimator": [HasMethods(["fit", "predict"]), None],
         "augmenter": [HasMethods(["fit", "transform"]), None],
     }
 
-    def __init__(self, estimator, augmenter=None):
+    def __init__(self, estimator=None, augmenter=None):
         self.estimator = estimator
         self.augmenter = augmenter
 
@@ -100,17 +102,18 @@ class SemiSupervisedAugmentation(MetaEstimatorMixin, BaseEstimator):
             The fitted estimator.
         """
         augmenter = clone(self.augmenter) if self.augmenter is not None else MixConfigAugmenter()
-        if augmenter.get_params().get("task") == "auto":  # the downstream model says what y is
-            if is_classifier(self.estimator):
+        estimator = clone(self.estimator) if self.estimator is not None else LogisticRegression(max_iter=1000)
+        if augmenter.get_params().get("task") == "auto":
+            if is_classifier(estimator):  # the downstream model says what y is
                 augmenter.set_params(task="classification")
-            elif is_regressor(self.estimator):
+            elif is_regressor(estimator):
                 augmenter.set_params(task="regression")
         augmenter.fit(X, y)
         _, y_checked, mask = augmenter._check_y(y, augmenter.labelled_mask_.shape[0])
         Xt = augmenter.transform(X)
         self.augmenter_ = augmenter
         self.labelled_mask_ = mask
-        self.estimator_ = clone(self.estimator).fit(Xt[mask], y_checked[mask])
+        self.estimator_ = estimator.fit(Xt[mask], y_checked[mask])
         for name in ("n_features_in_", "feature_names_in_"):
             if hasattr(augmenter, name):
                 setattr(self, name, getattr(augmenter, name))
@@ -135,7 +138,8 @@ class SemiSupervisedAugmentation(MetaEstimatorMixin, BaseEstimator):
         y_pred : ndarray of shape (n_samples,)
             Predictions.
         """
-        return self.estimator_.predict(self._augmented(X))
+        Xt = self._augmented(X)
+        return self.estimator_.predict(Xt)
 
     @available_if(_estimator_has("predict_proba"))
     def predict_proba(self, X):
@@ -151,7 +155,8 @@ class SemiSupervisedAugmentation(MetaEstimatorMixin, BaseEstimator):
         proba : ndarray of shape (n_samples, n_classes)
             Probabilities, columns in ``classes_`` order.
         """
-        return self.estimator_.predict_proba(self._augmented(X))
+        Xt = self._augmented(X)
+        return self.estimator_.predict_proba(Xt)
 
     @available_if(_estimator_has("decision_function"))
     def decision_function(self, X):
@@ -167,7 +172,8 @@ class SemiSupervisedAugmentation(MetaEstimatorMixin, BaseEstimator):
         scores : ndarray
             The downstream estimator's decision values.
         """
-        return self.estimator_.decision_function(self._augmented(X))
+        Xt = self._augmented(X)
+        return self.estimator_.decision_function(Xt)
 
     def score(self, X, y, sample_weight=None):
         """Accuracy (classifier) or R² (regressor) on the labelled rows of ``(X, y)``; unlabelled rows are ignored.
@@ -197,7 +203,7 @@ class SemiSupervisedAugmentation(MetaEstimatorMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        inner = self.estimator.__sklearn_tags__()
+        inner = (self.estimator if self.estimator is not None else LogisticRegression()).__sklearn_tags__()
         tags.estimator_type = inner.estimator_type
         tags.classifier_tags = inner.classifier_tags
         tags.regressor_tags = inner.regressor_tags

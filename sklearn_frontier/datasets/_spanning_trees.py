@@ -249,10 +249,33 @@ def make_rotated_u(n_train=500, n_test=200, *, noise=0.1, random_state=None):
 
 
 def make_slit_annulus(n_samples=500, *, noise=0.1, slit=0.05, n_theta=60, random_state=None):
-    """Annulus 0.5 <= r <= 1 with a thin slit along the positive x-axis; truth = polar angle in (0, 2 pi).
+    """Sample the annulus 0.5 <= r <= 1 with a thin slit along the positive x-axis; truth = polar angle.
 
-    The truth jumps by about 2 pi across the slit, which a Euclidean smoother blurs.
-    Returns ``(X, y, f, boundary)``.
+    The truth (the angle in (0, 2 pi)) jumps by about 2 pi across the slit, which a Euclidean smoother blurs.
+
+    Parameters
+    ----------
+    n_samples : int, default=500
+        Number of points, uniform on the annulus minus the slit.
+    noise : float, default=0.1
+        Standard deviation of the Gaussian noise added to the truth.
+    slit : float, default=0.05
+        Half-width of the slit, in radians.
+    n_theta : int, default=60
+        Points per circle of the returned boundary.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the points and the noise.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, 2)
+        The points.
+    y : ndarray of shape (n_samples,)
+        Noisy responses.
+    f : ndarray of shape (n_samples,)
+        The noiseless truth (the polar angle).
+    boundary : ndarray of shape (2 * n_theta, 2)
+        The domain's boundary polygon (outer circle, then inner), as ``PRBASTRegressor(domain=...)`` takes it.
 
     Examples
     --------

@@ -256,7 +256,8 @@ class InstrumentGuidedRepresentation(ClassNamePrefixFeaturesOutMixin, Transforme
         """Fit on validated arrays; returns the instrument basis U_z (for the regressor's second stage)."""
         n, p = X.shape
         if controls is not None and self.method != "linear":
-            raise ValueError("Controls W are supported by method='linear' only; partial them out of X by hand "
+            raise ValueError("Controls W are supported by the linear representation only (method='linear' here, "
+                             "representation='linear' on InstrumentGuidedIVRegressor); partial them out of X by hand "
                              "for method='autoencoder'.")
         self.instruments_supplied_ = Z is not None
         Zuse = X if Z is None else Z

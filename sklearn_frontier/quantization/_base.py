@@ -183,7 +183,8 @@ class _BaseWeightQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator
         W = self._validate_weight(X, reset=True)
         W64 = W.astype(np.float64)
         m, n = W64.shape
-        if isinstance(y, CalibrationStats) or (y is not None and np.ndim(y) == 2 and np.shape(y)[1] == n):
+        y_shape = getattr(y, "shape", ())
+        if isinstance(y, CalibrationStats) or (len(y_shape) == 2 and y_shape[1] == n):
             # fit(W, X) would silently quantize without the calibration data: the second slot is y.
             raise TypeError(f"{type(self).__name__}.fit got calibration-shaped data as its second positional "
                             "argument, which is y (ignored by quantizers); pass the activations by keyword: "

@@ -45,7 +45,32 @@ DEFAULT_GROUP = {"int": 128, "mxfp4": 32, "nvfp4": 16}
 
 @dataclass(frozen=True)
 class FormatSpec:
-    """A weight (or activation) number format: element format, bits, group size and symmetry."""
+    """A weight (or activation) number format: element format, bits, group size and symmetry.
+
+    Parameters
+    ----------
+    weight_format : {"int", "mxfp4", "nvfp4"}, default="int"
+        Element format: integers with a per-group scale, or the OCP MX / NVIDIA FP4 block formats.
+    n_bits : int, default=4
+        Bits per element.
+    group_size : int, default=128
+        Elements sharing one scale (the block size for the FP4 formats).
+    symmetric : bool, default=True
+        Symmetric integer codes (no zero point) or asymmetric ones with a zero point per group.
+    mx_scale_rule : {"ocp", ...}, default="ocp"
+        How the shared E8M0 exponent of MXFP4 is chosen.
+
+    See Also
+    --------
+    bits_per_weight : The storage cost of a weight in a format.
+
+    Examples
+    --------
+    >>> from sklearn_frontier.quantization import FormatSpec
+    >>> fmt = FormatSpec("int", 4, 64, symmetric=False)
+    >>> fmt.qmax, fmt.zero_bits
+    (7, 4)
+    """
 
     weight_format: str = "int"
     n_bits: int = 4
@@ -514,7 +539,30 @@ def _transform_bits(kind, n, block_size):
 
 
 def bits_breakdown(m, n, fmt, *, rank=0, lowrank_bits=16, transform="none", transform_block_size=32):
-    """Exact stored bits of one quantized (m, n) weight, by part (bias excluded).
+    """Count the exact stored bits of one quantized (m, n) weight, by part (bias excluded).
+
+    Parameters
+    ----------
+    m : int
+        Number of output features.
+    n : int
+        Number of input features.
+    fmt : FormatSpec
+        Number format of the codes.
+    rank : int, default=0
+        Rank of the low-rank branch.
+    lowrank_bits : int, default=16
+        Bits per low-rank factor entry (8 adds a per-row scale).
+    transform : str, default="none"
+        Kind of the stored input transform (``"none"``, ``"diag"``, ``"block"``, ...).
+    transform_block_size : int, default=32
+        Block size of a block transform.
+
+    Returns
+    -------
+    parts : dict of str to int
+        Bits of ``codes``, ``scales``, ``zero_points``, ``lowrank``, ``transform``, ``tensor_scale`` and their
+        ``total``.
 
     Examples
     --------

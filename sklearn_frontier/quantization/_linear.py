@@ -65,18 +65,13 @@ class TwinQuantLinear(torch.nn.Module):
     factors, transform, bias). ``forward`` computes ``ts (x T) Q^T + (x down^T)(ts up)^T + bias`` (``Q`` the
     decoded residual, ``T`` folded into the activations) and records the path in ``last_path_``:
 
-    ==========================  ==============================  ================================
-    format                      CPU, M <= threshold             CPU, larger M; CUDA
-    ==========================  ==============================  ================================
-    INT4, group a multiple of   ``w4a8`` (``act_quant="int8"``:  ``dequantize``: decode once,
-    32                          int8 activations, int32 sums)   one fp32 GEMM; CUDA: Triton
-    INT4, group 32/64/128/256,  ``torch_int4``: torch's int4    ``dequantize``
-    ``act_quant=None``          op (bf16 activations)
-    other INT4 groups, MXFP4,   ``numba_lut4``: LUT kernel      ``dequantize``; CUDA: Triton
-    NVFP4                       (fp32)                          (INT) or ``reference``
-    INT8, fake-quantized        ``reference``                   ``reference``
-    activations
-    ==========================  ==============================  ================================
+    - INT4 with groups a multiple of 32 and ``act_quant="int8"``: ``w4a8`` (int8 activations, int32 block sums)
+      up to the row threshold on CPU, then ``dequantize`` (decode once, one fp32 GEMM); Triton on CUDA.
+    - INT4 with groups of 32/64/128/256 and ``act_quant=None``: ``torch_int4`` (torch's int4 op, bf16
+      activations) up to the threshold, then ``dequantize``.
+    - Other INT4 groups, MXFP4, NVFP4: ``numba_lut4`` (a 16-entry value-table kernel, fp32) up to the threshold,
+      then ``dequantize``; on CUDA, Triton for INT and ``reference`` otherwise.
+    - INT8 or fake-quantized activations: ``reference``.
 
     ``act_quant="int8"`` rounds each 32-block of the residual's input to int8 (one float32 scale per block)
     and multiplies by exact integer block sums: the only approximation is that rounding (about 5e-3 relative
@@ -88,7 +83,7 @@ class TwinQuantLinear(torch.nn.Module):
     kernel, ``"triton"`` the Triton kernel. The packed forms are prepared once (at conversion, after
     ``load_state_dict`` and ``.to()``); after editing buffers in place, call :meth:`refresh`.
 
-    Read more in the :ref:`User Guide <quantization>`.
+    Read more in the :ref:`User Guide <user_guide_quantization>`.
 
     Parameters
     ----------
@@ -364,7 +359,7 @@ class TwinQuantLinear(torch.nn.Module):
                 packed, scale_t, zero_t = pack_w4a8(codes, _np(fast.scales_f32), zp, fmt.group_size)
                 fast.w4a8_decode = (packed, scale_t, zero_t)
                 if self.act_quant == "int8":
-                    from sklearn_frontier.kernels.quantization._w4a8_numba import placeholders
+                    from sklearn_frontier.kernels.quantization._numba import placeholders
 
                     t0, z0, d0, u0, b0 = placeholders(n, self.out_features)
                     t = fast.t if (fast.t is not None and fast.t.ndim == 1) else None
@@ -421,7 +416,7 @@ class TwinQuantLinear(torch.nn.Module):
     def _residual_weight_t(self, fast):
         """Float32 ``Q^T`` (n, m) decoded from the packed nibbles (no transform, no tensor scale)."""
         if fast.w4a8_decode is not None:
-            from sklearn_frontier.kernels.quantization._w4a8_numba import w4a8_decode_t
+            from sklearn_frontier.kernels.quantization._numba import w4a8_decode_t
 
             _sync_numba_threads()
             if fast.lock.acquire(blocking=False):  # the buffer is reused unless another thread holds it
@@ -476,7 +471,7 @@ class TwinQuantLinear(torch.nn.Module):
         self.__dict__["last_path_"] = path  # (plain attribute; skips nn.Module.__setattr__ on the hot path)
         xf = x2.to(torch.float32)
         if path == "w4a8":  # one numba call: activation rounding, both branches, bias
-            from sklearn_frontier.kernels.quantization._w4a8_numba import w4a8_run
+            from sklearn_frontier.kernels.quantization._numba import w4a8_run
 
             xn = xf.detach().contiguous().numpy()
             t = fast.t

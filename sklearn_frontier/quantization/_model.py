@@ -246,9 +246,6 @@ def quantize_model(module, calibration_inputs=None, method="twinquant", *, n_bit
         Seed of the quantizers and of the token reservoirs.
     verbose : int, default=0
         Progress bar over layers when > 0.
-    act_quant : {"int8", None}, default=None
-        Activation precision of the new modules' CPU kernels (see :class:`TwinQuantLinear`): "int8" runs
-        the W4A8 kernel (int8 activations per 32-block), None keeps float activations.
     checkpoint : str or path-like or None, default=None
         A folder (created if missing): each quantized layer is written there as soon as it is done
         (``layer-NNNNN.npz``: temp file, fsync, rename, with a checksum), and a rerun with the same arguments
@@ -256,6 +253,9 @@ def quantize_model(module, calibration_inputs=None, method="twinquant", *, n_bit
         SIGKILL) resumes where it stopped and ends with the same model as an uninterrupted one (bit for bit
         when ``random_state`` is an int). A damaged file, or one written for other arguments or weights,
         raises a ``ValueError`` naming it. Report records of loaded layers have ``from_checkpoint=True``.
+    act_quant : {"int8", None}, default=None
+        Activation precision of the new modules' CPU kernels (see :class:`TwinQuantLinear`): "int8" runs
+        the W4A8 kernel (int8 activations per 32-block), None keeps float activations.
 
     Returns
     -------

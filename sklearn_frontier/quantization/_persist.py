@@ -84,6 +84,16 @@ def load_quantized(model, path):
     See Also
     --------
     save_quantized : Write the file.
+
+    Examples
+    --------
+    >>> import os, tempfile, torch
+    >>> from sklearn_frontier.quantization import load_quantized, quantize_model, save_quantized
+    >>> net = torch.nn.Sequential(torch.nn.Linear(64, 8))
+    >>> _ = quantize_model(net, method="rtn", group_size=32)
+    >>> path = save_quantized(net, os.path.join(tempfile.mkdtemp(), "net.safetensors"))
+    >>> type(load_quantized(torch.nn.Sequential(torch.nn.Linear(64, 8)), path)[0]).__name__
+    'TwinQuantLinear'
     """
     from safetensors import safe_open
 

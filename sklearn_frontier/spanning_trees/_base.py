@@ -88,6 +88,19 @@ def _rhat_ess(x):
     return rank_normalized_split_rhat(x), ess_bulk(x)
 
 
+
+def _check_numeric_target(est, y):
+    """Strings in y get an error that says so (numpy's ufunc error would not say what is wrong)."""
+    if y is None:
+        return
+    values = np.asarray(y)
+    if values.dtype.kind in "OUS":
+        try:
+            values.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"{type(est).__name__} is a regressor: y must be numeric, got values such as "
+                             f"{values.ravel()[:3].tolist()!r}.") from None
+
 class _BaseSpanningTreeEnsemble(RegressorMixin, BaseEstimator):
     """Additive ensemble of spanning-tree components fitted by backfitting MCMC (shared engine)."""
 
@@ -133,9 +146,7 @@ class _BaseSpanningTreeEnsemble(RegressorMixin, BaseEstimator):
         self : object
             The fitted estimator.
         """
-        if np.asarray(y).dtype.kind in "OUS":  # numpy's ufunc error would not say what is wrong
-            raise ValueError(f"{type(self).__name__} is a regressor: y must be numeric, got values such as "
-                             f"{np.asarray(y).ravel()[:3].tolist()!r}.")
+        _check_numeric_target(self, y)
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2)
         sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         if not np.any(sw > 0):

@@ -101,7 +101,9 @@ class CEOSpectralClustering(_CEOMixin, _VotePredictMixin, ClusterMixin, BaseEsti
     --------
     CollapsedLaplacian : The embedding as a transformer.
     HypergraphSpectralClustering : Graph and hypergraph Laplacian baselines.
-    sklearn.cluster.SpectralClustering : The graph-only method (``coupling=0`` equals it on a 0/1 graph).
+    sklearn.cluster.SpectralClustering : The graph-only method. ``coupling=0`` is the same spectral embedding of
+        the unweighted 0/1 kNN graph; scikit-learn's kNN affinity weighs one-way neighbours 0.5, so the two
+        differ on the same data unless it is given the 0/1 graph as ``affinity="precomputed"``.
 
     References
     ----------

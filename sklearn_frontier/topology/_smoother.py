@@ -16,9 +16,12 @@ from ._base import OPERATOR_CONSTRAINTS, _CEOMixin
 class CEOSmoother(_CEOMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Graph/complex smoothing filter Ŷ = (I + τ S_ε)⁻¹ Y on the fitted vertices (transductive).
 
-    ``fit(X)`` builds the kNN graph of X's rows (or takes a precomputed adjacency), its complex and S_ε.
-    ``transform(X)`` smooths the columns of X, whose rows must be the fitted vertices (same shape as in fit);
-    :meth:`smooth` takes any number of signal columns. Since S_ε 1 = 0 for signed B_1, constants are kept.
+    ``fit(X)`` builds the kNN graph of X's rows (or takes a precomputed adjacency), its complex and S_ε: X
+    places the vertices, it is not the signal. :meth:`smooth` filters signals on the fitted vertices, any number
+    of columns; ``transform(X)`` smooths the columns of X itself (rows = the fitted vertices). To choose ``tau``
+    for a signal ``y`` on the vertices, pass it as y: ``score(X, y)`` is the negative GCV of smoothing y on
+    the graph of X, so ``GridSearchCV(CEOSmoother(), {"tau": [...]}).fit(X, y)`` tunes the smoothing of y,
+    not of the coordinates. Since S_ε 1 = 0 for signed B_1, constants are kept.
 
     Parameters
     ----------
@@ -100,8 +103,9 @@ fast_path_, degeneracy_, sandwich_gap_, sandwich_bound_, n_cg_iter_ :
         ----------
         X : array-like of shape (n_samples, n_features) or (n_samples, n_samples)
             Vertex coordinates, or the precomputed adjacency when ``affinity="precomputed"``.
-        y : None
-            Ignored.
+        y : array-like of shape (n_samples,) or (n_samples, n_signals), default=None
+            Ignored by fit (the graph depends on X only); accepted so that model selection can pass the signal
+            on to :meth:`score`.
         cells : sequence of sequences of int, default=None
             Hyperedges for :func:`hypergraph_complex`.
 
@@ -176,17 +180,18 @@ fast_path_, degeneracy_, sandwich_gap_, sandwich_bound_, n_cg_iter_ :
         return self.smooth(X)
 
     def score(self, X, y=None):
-        """Negative generalised cross-validation of the filter on the graph of X's own rows (dense, n <= 3000).
+        """Negative generalised cross-validation of the filter on the graph of X's rows (dense, n <= 3000).
 
-        GCV(τ) = mean((X − HX)²) / (1 − tr(H)/n)², H = (I + τS_ε)⁻¹ with S_ε built on X by this estimator's
-        parameters — the classic criterion for choosing a smoothing strength without held-out signal values.
+        GCV(τ) = mean((Y − HY)²) / (1 − tr(H)/n)², H = (I + τS_ε)⁻¹ with S_ε built on the rows of X by this
+        estimator's parameters — the classic criterion for choosing a smoothing strength without held-out
+        signal values. The signal Y is ``y`` when given, else the columns of X.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Signals whose rows are the vertices of the graph to build.
-        y : None
-            Ignored.
+            The vertices of the graph to build (coordinates, or the adjacency with ``affinity="precomputed"``).
+        y : array-like of shape (n_samples,) or (n_samples, n_signals), default=None
+            The signal on those vertices; None scores the smoothing of X's own columns.
 
         Returns
         -------
@@ -200,9 +205,14 @@ fast_path_, degeneracy_, sandwich_gap_, sandwich_bound_, n_cg_iter_ :
                       accept_sparse=self.affinity == "precomputed")
         other = clone(self).set_params(solver="dense").fit(X)
         n = other.n_vertices_
-        Xv = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
+        if y is None:
+            Y = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
+        else:
+            Y = np.asarray(y, dtype=np.float64)
+            if Y.shape[0] != n:
+                raise ValueError(f"y has {Y.shape[0]} rows but X has {n} vertices: y is the signal on X's rows.")
         lam = np.clip(la.eigvalsh(other.operator_), 0.0, None)
         trH = float(np.sum(1.0 / (1.0 + self.tau * lam)))
-        resid = float(np.mean((Xv - other.smooth(Xv)) ** 2))
+        resid = float(np.mean((Y - other.smooth(Y)) ** 2))
         denom = (1.0 - trH / n) ** 2
         return float(-resid / denom) if denom > 1e-12 else 0.0
