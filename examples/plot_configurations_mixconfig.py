@@ -4,10 +4,14 @@ MixConfig: configurations over the resolution axis and per-sample mixing weights
 
 Two-regime data (``make_two_regime_hierarchy``): in one region the label is a fine sub-blob
 property, elsewhere a coarse group property. The extractor finds the partitions that are optimal
-over a band of the modularity resolution (left: bands over gamma); the learned selector puts its
-weight on fine configurations in the fine regime and on coarse ones elsewhere (right: the
-weighted mean number of clusters of each row's mixture, on a 2-D PCA projection). 10 % of the
-rows are labelled; all rows shape the configurations (semi-supervised fit).
+over a band of the modularity resolution (left: bands over gamma); the learned selector mixes them
+per row (right: the weighted mean number of clusters of each row's mixture, on a 2-D PCA projection).
+10 % of the rows are labelled; all rows shape the configurations (semi-supervised fit).
+
+What the output shows: the mixtures do not split by regime here (the printed mean number of clusters
+is about the same in both regimes, slightly higher in the coarse one), so the selector has not learned
+the regimes; the gain in accuracy of a logistic regression on ``[X, z]`` over raw X comes from the
+configuration features themselves, which every mixture carries.
 """
 
 import os

@@ -210,3 +210,15 @@ def test_instrument_guided_one_treatment_agrees_with_linearmodels(convention, wi
     np.testing.assert_allclose(np.sqrt(np.diag(guided.params_cov_)), lm.std_errors.to_numpy(), rtol=1e-6)
     np.testing.assert_allclose(guided.params_cov_, ours.params_cov_, rtol=1e-8, atol=1e-14)
     np.testing.assert_allclose(guided.summary().params["p_value"], lm.pvalues.to_numpy(), rtol=1e-6, atol=1e-12)
+
+
+@pytest.mark.parametrize("lm_cov,lm_debiased", [("unadjusted", True), ("robust", False), ("robust", True),
+                                                 ("clustered", True)])
+def test_linearmodels_covariance_names_are_accepted(lm_cov, lm_debiased, mroz):
+    """The docstring maps linearmodels' names; passing them gives linearmodels' covariance."""
+    ours = TwoStageLeastSquares(cov_type=lm_cov, debiased=lm_debiased).fit(
+        mroz["X"], mroz["y"], Z=mroz["Z"], W=mroz["W"], groups=mroz["groups"])
+    kw = {"clusters": mroz["groups"]} if lm_cov == "clustered" else {}
+    lm = IV2SLS(mroz["y"], mroz["exog"], mroz["X"], mroz["Z"]).fit(cov_type=lm_cov, debiased=lm_debiased, **kw)
+    np.testing.assert_allclose(np.sqrt(np.diag(ours.params_cov_)), lm.std_errors.to_numpy(), rtol=1e-6)
+    assert ours.cov_type_ in ("nonrobust", "HC0", "HC1", "cluster")

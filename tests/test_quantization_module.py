@@ -240,3 +240,16 @@ def test_quantize_model_layers_in_parallel_equal_sequential():
         torch.testing.assert_close(a, b, rtol=0, atol=0)
     x = torch.randn(4, 32)
     torch.testing.assert_close(sequential(x), parallel(x), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("method", ["twinquant", "rtn"])
+def test_quantize_model_meets_a_bits_per_weight_budget(method):
+    """``bits_per_weight`` sizes each layer (rank, or group size) to the budget, scales and factors included."""
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(256, 128), torch.nn.ReLU(), torch.nn.Linear(128, 64))
+    report = quantize_model(net, method=method, bits_per_weight=4.5, random_state=0,
+                            quantizer_params={"max_iter": 2} if method == "twinquant" else None)
+    for row in report.layers:
+        assert row["bits_per_weight"] <= 4.5
+    with pytest.raises(ValueError, match="bits_per_weight"):
+        quantize_model(torch.nn.Sequential(torch.nn.Linear(64, 8)), method="rtn", bits_per_weight=-1)

@@ -40,3 +40,18 @@ def test_smoother_tunes_the_smoothing_of_the_users_signal():
     err_best = np.mean((smoother.smooth(y) - truth) ** 2)
     err_coord = np.mean((smoother.set_params(tau=on_coordinates.best_params_["tau"]).fit(X).smooth(y) - truth) ** 2)
     assert err_best < err_coord  # the signal's choice denoises the signal better
+
+
+def test_a_hypergraph_given_as_its_hyperedges_alone():
+    """``fit(None, cells=hyperedges)``: 2-vertex hyperedges are the graph, larger ones the cells; the result is the
+    fit on the adjacency and cells built by hand."""
+    import scipy.sparse as sp
+
+    adjacency, cells, labels = make_hypergraph_sbm(n_samples=60, random_state=0)[:3]
+    rows, cols = sp.triu(adjacency, k=1).nonzero()
+    hyperedges = [tuple(e) for e in zip(rows.tolist(), cols.tolist())] + [tuple(c) for c in cells]
+    by_hand = CEOSpectralClustering(n_clusters=3, affinity="precomputed", random_state=0).fit(adjacency, cells=cells)
+    alone = CEOSpectralClustering(n_clusters=3, random_state=0).fit(None, cells=hyperedges)
+    np.testing.assert_array_equal(alone.labels_, by_hand.labels_)
+    with pytest.raises(ValueError, match="hypergraph as its list of hyperedges"):
+        CEOSpectralClustering(n_clusters=3).fit(None)

@@ -109,7 +109,7 @@ register_estimator(PCATwoStageLeastSquares, method="iv", task="regression",
 
 
 def representation_effect_error(estimator, truth):
-    """M1 = ‖b − Wᵀθ‖ / ‖Pθ‖ (error of the representation's effects, rotation-invariant)."""
+    """M1 = ‖b − Vᵀθ‖ / ‖Pθ‖ (error of the representation's effects, rotation-invariant; V its directions)."""
     import numpy as np
 
     W = estimator.identified_subspace_

@@ -49,7 +49,16 @@ def _split_halves(n, random_state, k):
     return first, second
 
 
-_COV_TYPES = StrOptions({"HC0", "HC1", "nonrobust", "cluster"})
+_COV_TYPES = StrOptions({"HC0", "HC1", "nonrobust", "cluster", "unadjusted", "robust", "clustered"})
+# linearmodels' names: "robust" is HC0, or HC1 with debiased=True (its default is debiased=False).
+_LINEARMODELS_COV = {"unadjusted": "nonrobust", "clustered": "cluster"}
+
+
+def _resolve_cov(cov_type, debiased):
+    """``(cov_type, debiased)`` in this module's names, from ours or linearmodels'."""
+    if cov_type == "robust":
+        return ("HC1" if debiased else "HC0"), None
+    return _LINEARMODELS_COV.get(cov_type, cov_type), debiased
 _THRESHOLD = [Interval(Real, 0, None, closed="left"), StrOptions({"stock-yogo"})]
 _METADATA = {"Z": True, "W": True, "groups": True}
 
@@ -61,7 +70,8 @@ def _validate_side(est, X, Z, W, groups, w, *, center=True):
     Z = _validate_instruments(Z, n)
     names = getattr(W, "columns", None)
     W = _validate_controls(W, n)
-    groups = _validate_groups(groups, n, est.cov_type)
+    est.cov_type_, est._debiased_param = _resolve_cov(est.cov_type, est.debiased)
+    groups = _validate_groups(groups, n, est.cov_type_)
     k_w = 0 if W is None else W.shape[1]
     k_z = X.shape[1] if Z is None else Z.shape[1]
     if W is not None and n < k_z + k_w + 2:
@@ -80,15 +90,16 @@ def _validate_side(est, X, Z, W, groups, w, *, center=True):
 
 def _second_stage_for(est, D, y, w, Uz, W, groups, *, center=True):
     controls = None if W is None else _ControlDesign(W, w, center=center)
-    return _second_stage(D, y, w, Uz, center=center, cov_type=est.cov_type, controls=controls, groups=groups,
-                         debiased=est.debiased)
+    return _second_stage(D, y, w, Uz, center=center, cov_type=est.cov_type_, controls=controls, groups=groups,
+                         debiased=est._debiased_param)
 
 
 class InstrumentGuidedIVRegressor(_IVInferenceMixin, RegressorMixin, BaseEstimator):
     """IV regression on an instrument-guided treatment representation (more treatments than instruments).
 
-    Learns W (p × r) from (X, Z) with :class:`InstrumentGuidedRepresentation`, then runs 2SLS of y on
-    D̃ = (X − μ)W instrumented by Z. For r equal to the instrument rank, ``coef_`` is the minimum-norm IV
+    Learns the directions V (p × r) from (X, Z) with :class:`InstrumentGuidedRepresentation`, then runs 2SLS
+    of y on D̃ = (X − μ)V instrumented by Z (W always means the exogenous controls). For r equal to the instrument
+    rank, ``coef_`` is the minimum-norm IV
     solution ``X̃ᵀZ̃(Z̃ᵀX̃X̃ᵀZ̃)⁻¹Z̃ᵀỹ``; its projection onto ``col(Σ_XZ)`` is identified, the rest is not.
     With ``Z=None`` the treatments instrument themselves and this is OLS (minimum-norm when p > n).
 
@@ -106,12 +117,12 @@ class InstrumentGuidedIVRegressor(_IVInferenceMixin, RegressorMixin, BaseEstimat
         See :class:`InstrumentGuidedRepresentation`.
     z_ridge : float, default=0.0
         See :class:`InstrumentGuidedRepresentation`.
-    cov_type : {"HC1", "HC0", "nonrobust", "cluster"}, default="HC1"
+    cov_type : {"HC1", "HC0", "nonrobust", "cluster", "robust", "unadjusted", "clustered"}, default="HC1"
         Covariance of the second-stage coefficients (see :class:`TwoStageLeastSquares`).
     debiased : bool, default=None
         Small-sample correction (see :class:`TwoStageLeastSquares`).
     split : {"none", "sample"}, default="none"
-        ``"sample"`` learns W on a random half and runs the second stage and inference on the other.
+        ``"sample"`` learns V on a random half and runs the second stage and inference on the other.
     weak_iv_threshold : float or "stock-yogo", default=10.0
         Warn (``WeakInstrumentWarning``) when the Cragg–Donald statistic (Kleibergen–Paap under a robust
         ``cov_type``) is below this; ``"stock-yogo"`` uses the 10% maximal-size critical value.
@@ -121,7 +132,7 @@ class InstrumentGuidedIVRegressor(_IVInferenceMixin, RegressorMixin, BaseEstimat
     Attributes
     ----------
     coef_ : ndarray of shape (n_features_in_,)
-        X-space effect ``W b`` (linear representations only).
+        X-space effect ``V b`` (linear representations only).
     intercept_ : float
     representation_coef_ : ndarray of shape (n_components_,)
     representation_cov_ : ndarray of shape (n_components_, n_components_)
@@ -150,6 +161,10 @@ class InstrumentGuidedIVRegressor(_IVInferenceMixin, RegressorMixin, BaseEstimat
     control_names_ : ndarray of str
     df_resid_ : float
     debiased_ : bool
+        Whether the covariance carries the small-sample factor (from ``cov_type`` and ``debiased``).
+    cov_type_ : str
+        The covariance computed: ``cov_type`` with linearmodels' names resolved to "nonrobust", "HC0", "HC1" or
+        "cluster".
     n_components_, n_instruments_, instrument_rank_ : int
     instruments_supplied_ : bool
     n_features_in_ : int
@@ -275,7 +290,7 @@ class InstrumentGuidedIVRegressor(_IVInferenceMixin, RegressorMixin, BaseEstimat
         else:
             self.intercept_ = float(stats["intercept"])
         _warn_if_weak(stats, self.first_stage_singular_values_, self.weak_iv_threshold, Z is not None,
-                      self.cov_type)
+                      self.cov_type_)
         return self
 
     @staticmethod
@@ -344,12 +359,14 @@ class TwoStageLeastSquares(_IVInferenceMixin, RegressorMixin, BaseEstimator):
     ----------
     fit_intercept : bool, default=True
         Centre X, Z and y (an intercept) before the two stages.
-    cov_type : {"HC1", "HC0", "nonrobust", "cluster"}, default="HC1"
+    cov_type : {"HC1", "HC0", "nonrobust", "cluster", "robust", "unadjusted", "clustered"}, default="HC1"
         Covariance of the coefficients. ``"nonrobust"``: ``s²(X̂ᵀX̂)⁻¹`` (linearmodels ``"unadjusted"``,
         Stata's default); ``"HC0"``/``"HC1"``: heteroskedasticity-robust sandwich without / with the
         ``n/(n−k)`` factor (linearmodels ``"robust"`` with ``debiased=False`` / ``True``, Stata ``robust``
         / ``robust small``); ``"cluster"``: one-way clustered by the ``groups`` passed to fit (linearmodels
         ``"clustered"``, Stata ``vce(cluster)``), k counting the intercept, controls and treatments.
+        linearmodels' names are accepted as they map: ``"unadjusted"``, ``"robust"`` (HC0, or HC1 with
+        ``debiased=True``, as in linearmodels) and ``"clustered"``; ``cov_type_`` holds the resolved name.
     debiased : bool, default=None
         Small-sample correction, as linearmodels' ``debiased`` and Stata's ``small``: ``s² = e'e/(n−k)``
         (else ``/n``), ``G/(G−1)·(n−1)/(n−k)`` for clusters, and t / F reference distributions in
@@ -386,6 +403,10 @@ class TwoStageLeastSquares(_IVInferenceMixin, RegressorMixin, BaseEstimator):
     control_names_ : ndarray of str
     df_resid_ : float
     debiased_ : bool
+        Whether the covariance carries the small-sample factor (from ``cov_type`` and ``debiased``).
+    cov_type_ : str
+        The covariance computed: ``cov_type`` with linearmodels' names resolved to "nonrobust", "HC0", "HC1" or
+        "cluster".
     n_instruments_, instrument_rank_ : int
     instruments_supplied_ : bool
     n_features_in_ : int
@@ -460,8 +481,8 @@ class TwoStageLeastSquares(_IVInferenceMixin, RegressorMixin, BaseEstimator):
             raise ValueError(f"TwoStageLeastSquares is under-identified: instrument rank {Uz.shape[1]} < "
                              f"n_features={p}. Use InstrumentGuidedIVRegressor for more treatments than "
                              "instruments.")
-        stats = _second_stage(X, y, w, Uz, center=self.fit_intercept, cov_type=self.cov_type, controls=controls,
-                              groups=groups, debiased=self.debiased)
+        stats = _second_stage(X, y, w, Uz, center=self.fit_intercept, cov_type=self.cov_type_, controls=controls,
+                              groups=groups, debiased=self._debiased_param)
         # First-stage singular values of the (whitened) cross-covariance, for the weak-IV message.
         sw = np.sqrt(w)
         sv = scipy.linalg.svdvals(Uz.T @ (sw[:, None] * (X - stats["feature_mean"]))) / np.sqrt(stats["n_weighted"])
@@ -473,7 +494,7 @@ class TwoStageLeastSquares(_IVInferenceMixin, RegressorMixin, BaseEstimator):
         self.n_instruments_ = Zuse.shape[1]
         self.instrument_rank_ = Uz.shape[1]
         self.instruments_supplied_ = Z is not None
-        _warn_if_weak(stats, sv, self.weak_iv_threshold, Z is not None, self.cov_type)
+        _warn_if_weak(stats, sv, self.weak_iv_threshold, Z is not None, self.cov_type_)
         return self
 
     def _treatment_names(self):
@@ -492,7 +513,7 @@ class PCATwoStageLeastSquares(_IVInferenceMixin, RegressorMixin, BaseEstimator):
         None means ``min(instrument_rank, n_features, n_samples - 1)``.
     svd_solver : {"auto", "full", "covariance_eigh", "arpack", "randomized"}, default="auto"
         Solver of the PCA.
-    cov_type : {"HC1", "HC0", "nonrobust", "cluster"}, default="HC1"
+    cov_type : {"HC1", "HC0", "nonrobust", "cluster", "robust", "unadjusted", "clustered"}, default="HC1"
         Covariance of the second-stage coefficients (see :class:`TwoStageLeastSquares`).
     debiased : bool, default=None
         Small-sample correction (see :class:`TwoStageLeastSquares`).
@@ -506,8 +527,8 @@ class PCATwoStageLeastSquares(_IVInferenceMixin, RegressorMixin, BaseEstimator):
     ----------
     coef_, intercept_, representation_ (the fitted PCA), representation_coef_, representation_cov_,
     identified_subspace_, first_stage_singular_values_, first_stage_f_, first_stage_f_robust_, cragg_donald_,
-    kleibergen_paap_, stock_yogo_, sargan_, hansen_j_, endogeneity_, controls_coef_, params_cov_, n_components_,
-    n_instruments_, instrument_rank_, instruments_supplied_, n_features_in_, feature_names_in_
+    kleibergen_paap_, stock_yogo_, sargan_, hansen_j_, endogeneity_, controls_coef_, params_cov_, cov_type_,
+    n_components_, n_instruments_, instrument_rank_, instruments_supplied_, n_features_in_, feature_names_in_
         As :class:`TwoStageLeastSquares` (diagnostics per PCA component).
 
     See Also
@@ -595,7 +616,7 @@ class PCATwoStageLeastSquares(_IVInferenceMixin, RegressorMixin, BaseEstimator):
         self.n_instruments_ = Zuse.shape[1]
         self.instrument_rank_ = Uz.shape[1]
         self.instruments_supplied_ = Z is not None
-        _warn_if_weak(stats, sv, self.weak_iv_threshold, Z is not None, self.cov_type)
+        _warn_if_weak(stats, sv, self.weak_iv_threshold, Z is not None, self.cov_type_)
         return self
 
 

@@ -38,7 +38,7 @@ from sklearn_frontier.utils._compat import (
 # linear representation
 # ----------------------------------------------------------------------------------------------------------
 def _linear_representation(X, Uz, Sz, w, n_components, *, whiten, z_ridge):
-    """W (p, r), the first-stage singular values (all k_z), mean μ.  O(n p k_z + p k_z²)."""
+    """The directions V (p, r), the first-stage singular values (all k_z), mean μ.  O(n p k_z + p k_z²)."""
     n_w = w.sum()
     sw = np.sqrt(w)
     mu = (w @ X) / n_w
@@ -122,7 +122,7 @@ class InstrumentGuidedRepresentation(ClassNamePrefixFeaturesOutMixin, Transforme
     Attributes
     ----------
     components_ : ndarray of shape (n_components_, n_features_in_)
-        Orthonormal rows W ᵀ.
+        Orthonormal rows Vᵀ: the directions V (p × r) of the representation, ``transform(X) = (X − mean_) V``.
     mean_ : ndarray of shape (n_features_in_,)
     z_mean_ : ndarray of shape (n_instruments_,)
     n_components_ : int

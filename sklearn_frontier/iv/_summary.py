@@ -64,7 +64,7 @@ def build_summary(est, alpha, treatment_names):
     q = dist.ppf(1 - alpha / 2)
     params = {"name": names, "coef": coef, "std_err": se, "t": t, "p_value": 2 * dist.sf(np.abs(t)),
               "ci_lower": coef - q * se, "ci_upper": coef + q * se}
-    cov_label = est.cov_type + (f" ({est.n_groups_} clusters)" if est.cov_type == "cluster" else "")
+    cov_label = est.cov_type_ + (f" ({est.n_groups_} clusters)" if est.cov_type_ == "cluster" else "")
     header = [("Estimator:", type(est).__name__), ("No. observations:", f"{est.n_weighted_:g}"),
               ("Cov. type:", cov_label), ("Debiased:", str(est.debiased_)), ("Inference:", label),
               ("Df residuals:", f"{est.df_resid_:g}"),

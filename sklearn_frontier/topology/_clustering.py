@@ -165,12 +165,14 @@ class CEOSpectralClustering(_CEOMixin, _VotePredictMixin, ClusterMixin, BaseEsti
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or (n_samples, n_samples)
-            Data, or the adjacency with ``affinity="precomputed"``.
+        X : array-like of shape (n_samples, n_features) or (n_samples, n_samples), or None
+            Data, or the adjacency with ``affinity="precomputed"``, or None for a hypergraph given by ``cells``
+            alone (its 2-vertex hyperedges are the graph, the larger ones the cells; n = largest index + 1).
         y : None
             Ignored.
         cells : sequence of sequences of int, default=None
-            Hyperedges (each >= 3 vertex indices); the complex is then ``hypergraph_complex(graph, cells)``.
+            Hyperedges (each >= 3 vertex indices, or any size >= 2 when X is None); the complex is then
+            ``hypergraph_complex(graph, cells)``.
 
         Returns
         -------
