@@ -44,7 +44,7 @@ class KernelSpec:
     atol: float = 1e-12
     compare: object = None  # optional callable(ref_out, twin_out) raising AssertionError
     doc: str = ""
-    extra: dict = field(default_factory=dict)
+    extra_backends: dict = field(default_factory=dict)  # other named backends, e.g. {"torch": "module:function"}
 
 
 def _load(path):
@@ -52,6 +52,8 @@ def _load(path):
     return getattr(importlib.import_module(module), func)
 
 
+# Package and device availability does not change within a process: resolved once, not on every kernel call.
+@functools.cache
 def triton_available():
     """True when the ``triton`` package can be imported."""
     return importlib.util.find_spec("triton") is not None
@@ -62,6 +64,7 @@ def triton_interpret():
     return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
 
 
+@functools.cache
 def cuda_available():
     """True when torch is imported-able and sees a CUDA device (torch is not imported otherwise)."""
     if importlib.util.find_spec("torch") is None:
@@ -71,6 +74,7 @@ def cuda_available():
     return bool(torch.cuda.is_available())
 
 
+@functools.cache
 def _numba_available():
     return importlib.util.find_spec("numba") is not None
 
@@ -164,17 +168,20 @@ class _Implementation:
         return f"<kernel implementation {self.path}>"
 
 
-def register_kernel(name, *, reference, numba=None, triton=None, make_inputs=None, rtol=1e-10, atol=1e-12,
-                    compare=None):
+def register_kernel(name, *, reference, numba=None, triton=None, extra_backends=None, make_inputs=None, rtol=1e-10,
+                    atol=1e-12, compare=None):
     """Register kernel ``name`` and return its public dispatching function.
 
     ``reference``, ``numba`` and ``triton`` are ``"module:function"`` paths with one signature.
+    ``extra_backends`` maps further backend names to such paths (a library's own kernel, such as torch's int4
+    matmul), kept on the spec for the kernel's wrapper to choose.
     The returned function takes the same arguments and runs the implementation chosen by the
     current ``backend`` setting.
     """
     reference_func = _load(reference)
     spec = KernelSpec(name=name, reference=reference, numba=numba, triton=triton, make_inputs=make_inputs,
-                      rtol=rtol, atol=atol, compare=compare, doc=reference_func.__doc__ or "")
+                      rtol=rtol, atol=atol, compare=compare, doc=reference_func.__doc__ or "",
+                      extra_backends=dict(extra_backends or {}))
     _REGISTRY[name] = spec
 
     @functools.wraps(reference_func)

@@ -100,7 +100,7 @@ def test_partial_fit_chunked_matches_full_fit(stream_data):
             stream.partial_fit(X[start:start + 2000], y[start:start + 2000])
         full_dists.append(_dist(full, B0))
         stream_dists.append(_dist(stream, B0))
-    assert stream.n_samples_seen_ == 20000 and stream._stream["reservoir_X"].shape == (5000, 10)
+    assert stream.n_samples_seen_ == 20000 and stream._stream.reservoir_X.shape == (5000, 10)
     # stated margin: over three seeds, the chunked fit's mean subspace error is within 1.5x of the one-shot
     # fit's (single seeds scatter: 0.5x-1.7x), and both recover the planted subspace
     assert np.mean(stream_dists) <= 1.5 * np.mean(full_dists) and max(stream_dists) < 0.02
@@ -132,7 +132,7 @@ def test_partial_fit_running_mean_carries_earlier_chunks(stream_data):
     for start in range(0, 20000, 2000):
         est.partial_fit(X[start:start + 2000], y[start:start + 2000])
         dists.append(_dist(est, B0))
-    last_iterate = est._stream["iterate"] / est.scale_[:, None]  # original-unit directions of the iterate
+    last_iterate = est._stream.iterate / est.scale_[:, None]  # original-unit directions of the iterate
     assert dists[-1] < dists[0] and dists[-1] < subspace_distance(last_iterate, B0)
     no_mean = SMAVE(reservoir_size=2000, average=False, random_state=0)
     for start in range(0, 20000, 2000):

@@ -7,11 +7,9 @@ groups of 32/64/128/256) runs torch's own CPU int4 kernel (``_torch.py``: torch'
 torch reference twin; the other kernels have numpy references and numba twins.
 """
 
-import dataclasses
-
 import numpy as np
 
-from .._dispatch import _REGISTRY, register_kernel
+from .._dispatch import register_kernel
 
 __all__ = ["pack_int4", "unpack_int4", "accumulate_gram", "fwht", "dual_matmul", "lut4_matmul", "lut4_dequantize",
            "pack_int4_torch", "int4pack_matmul", "torch_int4_fits", "pack_w4a8", "w4a8_matmul", "w4a8_decode_t"]
@@ -128,11 +126,10 @@ _lut4_deq = register_kernel("lut4_dequantize", reference=f"{_REF}:lut4_dequantiz
                             make_inputs=_lut4_deq_inputs, rtol=0, atol=0)
 
 
-_int4pack = register_kernel("int4pack_matmul", reference=f"{_REF}:int4pack_matmul", make_inputs=_int4pack_inputs)
 # torch's own kernel is a backend of its own (no numba/Triton twin: it is the fast CPU path); the reference
-# above is its twin (tests/test_kernels_dual_matmul.py checks them against each other).
-_REGISTRY["int4pack_matmul"] = dataclasses.replace(_REGISTRY["int4pack_matmul"],
-                                                   extra={"torch": f"{_TORCH}:int4pack_matmul"})
+# is its twin (tests/test_kernels_dual_matmul.py checks them against each other).
+_int4pack = register_kernel("int4pack_matmul", reference=f"{_REF}:int4pack_matmul",
+                            extra_backends={"torch": f"{_TORCH}:int4pack_matmul"}, make_inputs=_int4pack_inputs)
 
 
 def torch_int4_fits(weight_format, n_bits, group_size):
@@ -246,13 +243,13 @@ def int4pack_matmul(x, packed, scale_zeros, zero_offsets=None, *, group_size, n_
     if x.ndim != 2 or x.shape[1] > scale_zeros.shape[0] * group_size:
         raise ValueError(f"x must be 2-D with at most {scale_zeros.shape[0] * group_size} features, "
                          f"got shape {tuple(x.shape)}.")
-    spec = _REGISTRY["int4pack_matmul"]
+    spec = _int4pack.kernel_spec
     if (backend or get_config()["backend"]) == "reference" or x.device.type != "cpu":
         return _load(spec.reference)(x, packed, scale_zeros, zero_offsets, group_size, n_out)
-    return _load(spec.extra["torch"])(x, packed, scale_zeros, zero_offsets, group_size, n_out)
+    return _load(spec.extra_backends["torch"])(x, packed, scale_zeros, zero_offsets, group_size, n_out)
 
 
-int4pack_matmul.kernel_spec = _REGISTRY["int4pack_matmul"]
+int4pack_matmul.kernel_spec = _int4pack.kernel_spec
 
 
 def lut4_dequantize(qweight, lut, scales, zeros=None, *, group_size, n):

@@ -10,6 +10,7 @@ matrix, so memory is O(n_anchors n) and no (n, n, d) tensor is formed. pymanopt 
 import numpy as np
 
 from ._base import projected_bandwidth
+from ._result import SolverRun
 
 MAX_EXACT_ANCHORS = 2000
 EXACT_RIDGE = 1e-8
@@ -92,7 +93,7 @@ def solve_trust_regions(Z, y, B0, *, max_iter=100, rng=None, verbose=0):
     costs = np.asarray(log.get("cost", [result.cost]), dtype=float)
     grads = np.asarray(log.get("gradient_norm", [result.gradient_norm]), dtype=float)
     B = np.linalg.qr(np.asarray(result.point, dtype=np.float64))[0]
-    return {"B": B, "n_iter": int(result.iterations), "t": int(result.iterations), "loss_curve": costs,
-            "grad_norm_curve": grads, "converged": bool(result.gradient_norm <= GRAD_TOL),
-            "n_failed": 0, "grad_norm": float(result.gradient_norm), "bandwidth": h,
-            "stopping_criterion": str(result.stopping_criterion)}
+    return SolverRun(B=B, B_last=B, n_iter=int(result.iterations), t=int(result.iterations), loss_curve=costs,
+                     grad_norm_curve=grads, converged=bool(result.gradient_norm <= GRAD_TOL), n_failed=0,
+                     grad_norm=float(result.gradient_norm), bandwidth=float(h),
+                     stopping_criterion=str(result.stopping_criterion))

@@ -13,6 +13,7 @@ from sklearn_frontier.utils._manifolds import retract
 from sklearn_frontier.utils._progress import progress_bar
 
 from ._base import projected_tree, query_neighbors, subspace_change
+from ._result import SolverRun
 
 MEMO_ENTRIES = 1 << 22  # neighbour indices memoised between refreshes (32 MiB of int64)
 STEPS_PER_EPOCH = 200  # "auto" batch: one pass over the rows in about this many steps (measured, see benchmarks)
@@ -196,12 +197,11 @@ def run_steps(Z, y, B, *, k, kernel, ridge, eta0, learning_rate, decay_steps, re
     B_out = window_mean_basis(last_full, d) if average and last_full is not None else B
     if stream_average is not None and average and stream_average.B is not None:
         B_out = stream_average.B.copy()
-    return {"B": B_out, "B_last": B, "n_iter": len(loss_curve), "t": t, "loss_curve": np.asarray(loss_curve),
-            "grad_norm_curve": np.asarray(grad_curve), "window_curve": np.asarray(window_curve),
-            "spread_curve": np.asarray(spread_curve),
-            "converged": converged, "n_failed": n_failed,
-            "n_refresh": source.n_refresh if source is not None else 1,
-            "n_queried": source.n_queried if source is not None else n}
+    return SolverRun(B=B_out, B_last=B, n_iter=len(loss_curve), t=t, loss_curve=np.asarray(loss_curve),
+                     grad_norm_curve=np.asarray(grad_curve), window_curve=np.asarray(window_curve),
+                     spread_curve=np.asarray(spread_curve), converged=converged, n_failed=n_failed,
+                     n_refresh=source.n_refresh if source is not None else 1,
+                     n_queried=source.n_queried if source is not None else n)
 
 
 def random_batches(rng, n, m, max_iter):

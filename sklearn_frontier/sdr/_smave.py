@@ -1,5 +1,6 @@
 """SMAVE: stochastic Riemannian MAVE for the central mean subspace (linear cost in n per step)."""
 
+import dataclasses
 import math
 import warnings
 from numbers import Integral, Real
@@ -22,6 +23,7 @@ from ._base import (
     opg_init,
     projected_local_fits,
 )
+from ._result import StreamState
 from ._sgd import AVERAGE_GAMMA, StreamAverage, auto_batch_size, epoch_batches, random_batches, run_steps
 from ._stream import Reservoir, RunningMoments, rescale_basis
 
@@ -289,20 +291,20 @@ class SMAVE(_BaseSDR):
         return float(np.mean(rss)), theta, ok
 
     def _store(self, run, theta, ok, loss):
-        B, eigenvalues = canonical_basis(run["B"], theta[:, 1:], ok)
+        B, eigenvalues = canonical_basis(run.B, theta[:, 1:], ok)
         self._set_basis(B)
         self.eigenvalues_ = eigenvalues
         self.loss_ = loss
-        self.n_iter_ = run["n_iter"]
-        self.t_ = run["t"]
-        self.loss_curve_ = run["loss_curve"]
-        self.objective_path_ = run["loss_curve"].copy()
-        self.grad_norm_curve_ = run["grad_norm_curve"]
-        self.window_change_curve_ = run.get("window_curve", np.empty(0))
-        self.grad_norm_ = float(run.get("grad_norm", np.nan))
-        self.converged_ = run["converged"]
-        self.n_failed_solves_ = run["n_failed"]
-        self.n_refresh_ = run.get("n_refresh", 0)
+        self.n_iter_ = run.n_iter
+        self.t_ = run.t
+        self.loss_curve_ = run.loss_curve
+        self.objective_path_ = run.loss_curve.copy()
+        self.grad_norm_curve_ = run.grad_norm_curve
+        self.window_change_curve_ = run.window_curve
+        self.grad_norm_ = float(run.grad_norm)
+        self.converged_ = run.converged
+        self.n_failed_solves_ = run.n_failed
+        self.n_refresh_ = run.n_refresh
 
     # ------------------------------------------------------------------ fit
 
@@ -320,18 +322,19 @@ class SMAVE(_BaseSDR):
             from ._exact import solve_trust_regions
 
             run = solve_trust_regions(Z, yt, B0, max_iter=self.max_iter, rng=rng, verbose=self.verbose)
-            loss, theta, ok = self._evaluate(Z, yt, run["B"], k, rng)
-            best = {**run, "loss": loss, "theta": theta, "ok": ok}
+            loss, theta, ok = self._evaluate(Z, yt, run.B, k, rng)
+            best = (run, loss, theta, ok)
         for restart in range(self.n_init if best is None else 0):
             start = B0
             if restart > 0 and isinstance(self.init, str) and self.init == "random":
                 start = qr_retraction(rng.standard_normal((p, d)))
             run = self._steps(Z, yt, start, k, m, random_batches(rng, n, m, self.max_iter), 0, self.tol,
                              total=self.max_iter)
-            loss, theta, ok = self._evaluate(Z, yt, run["B"], k, rng)
-            if best is None or loss < best["loss"]:
-                best = {**run, "loss": loss, "theta": theta, "ok": ok}
-        self._store(best, best["theta"], best["ok"], best["loss"])
+            loss, theta, ok = self._evaluate(Z, yt, run.B, k, rng)
+            if best is None or loss < best[1]:
+                best = (run, loss, theta, ok)
+        run, loss, theta, ok = best
+        self._store(run, theta, ok, loss)
         testable = self.max_iter >= 2 * self.n_iter_no_change  # the rule compares two full windows
         if self.solver == "sgd" and self.tol is not None and testable and not self.converged_:
             warnings.warn(f"SMAVE did not reach tol={self.tol} in max_iter={self.max_iter} steps; increase max_iter "
@@ -346,19 +349,20 @@ class SMAVE(_BaseSDR):
         n = Z.shape[0]
         self.n_samples_seen_ = n
         rows = np.arange(n) if n <= self.reservoir_size else np.sort(rng.choice(n, self.reservoir_size, False))
-        self._stream = {"reservoir_X": Z[rows] * self.scale_ + self.mean_, "reservoir_y": y[rows].copy(),
-                        "x_mean": self.mean_.copy(), "x_m2": np.einsum("ij,ij->j", Z, Z) * self.scale_ ** 2,
-                        "y_mean": self.y_mean_, "y_m2": float(np.var(y) * n),
-                        "seed": int(rng.randint(np.iinfo(np.int32).max)), "calls": 0,
-                        # the fitted basis starts both the iterate and the stream's running mean, the latter
-                        # weighted as the last window of the fit (see StreamAverage)
-                        "iterate": self.components_.T.copy(), "mean_B": self.components_.T.copy(),
-                        "mean_weight": self.n_iter_no_change * self.batch_size_ * (self.t_ + 1.0) ** AVERAGE_GAMMA}
+        self._stream = StreamState(
+            reservoir_X=Z[rows] * self.scale_ + self.mean_, reservoir_y=y[rows].copy(), x_mean=self.mean_.copy(),
+            x_m2=np.einsum("ij,ij->j", Z, Z) * self.scale_ ** 2, y_mean=self.y_mean_, y_m2=float(np.var(y) * n),
+            seed=int(rng.randint(np.iinfo(np.int32).max)), calls=0,
+            # the fitted basis starts both the iterate and the stream's running mean, the latter weighted as the
+            # last window of the fit (see StreamAverage)
+            iterate=self.components_.T.copy(), mean_B=self.components_.T.copy(),
+            mean_weight=self.n_iter_no_change * self.batch_size_ * (self.t_ + 1.0) ** AVERAGE_GAMMA)
 
     def _streaming(self):
         return type(self)._STREAMING
 
     @available_if(_streaming)
+    @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y):
         """Run one pass of SMAVE's steps over the chunk ``(X, y)``, continuing from the current state.
 
@@ -391,7 +395,6 @@ class SMAVE(_BaseSDR):
             The updated estimator.
         """
         first = not hasattr(self, "_stream")
-        self._validate_params()
         X, y = validate_data(self, X, y, reset=first, y_numeric=True, dtype=[np.float64, np.float32],
                              ensure_min_samples=2)
         X = np.asarray(X, dtype=np.float64)
@@ -410,24 +413,23 @@ class SMAVE(_BaseSDR):
             raise ValueError(f"n_components has changed from {self.n_components_} to {d} between calls to "
                              "partial_fit; keep it fixed for a stream, or call fit to start afresh.")
         if first:
-            self._stream = {"reservoir_X": np.empty((0, p)), "reservoir_y": np.empty(0), "x_mean": np.zeros(p),
-                            "x_m2": np.zeros(p), "y_mean": 0.0, "y_m2": 0.0,
-                            "seed": int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max)),
-                            "calls": 0}
+            self._stream = StreamState(reservoir_X=np.empty((0, p)), reservoir_y=np.empty(0), x_mean=np.zeros(p),
+                                       x_m2=np.zeros(p), y_mean=0.0, y_m2=0.0,
+                                       seed=int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max)))
             self.n_samples_seen_ = 0
         st = self._stream
-        rng = np.random.RandomState([st["seed"], st["calls"]])
+        rng = np.random.RandomState([st.seed, st.calls])
         mx, my = RunningMoments(p), RunningMoments(1)
         mx.count = my.count = self.n_samples_seen_
-        mx.mean, mx.m2 = st["x_mean"], st["x_m2"]
-        my.mean, my.m2 = np.array([st["y_mean"]]), np.array([st["y_m2"]])
+        mx.mean, mx.m2 = st.x_mean, st.x_m2
+        my.mean, my.m2 = np.array([st.y_mean]), np.array([st.y_m2])
         mx.update(X)
         my.update(y[:, None])
         scale = mx.std if self.standardize else np.ones(p)
         scale[~(scale > 0)] = 1.0
         y_scale = float(my.std[0]) if my.std[0] > 0 else 1.0
         reservoir = Reservoir(self.reservoir_size, p)
-        reservoir.X, reservoir.y, reservoir.count = st["reservoir_X"], st["reservoir_y"], self.n_samples_seen_
+        reservoir.X, reservoir.y, reservoir.count = st.reservoir_X, st.reservoir_y, self.n_samples_seen_
         W = np.vstack([reservoir.X, X])
         yw = np.concatenate([reservoir.y, y])
         n_work = W.shape[0]
@@ -450,18 +452,18 @@ class SMAVE(_BaseSDR):
             self.init_components_ = B.T.copy()
             t0, mean = 0, StreamAverage(gamma=AVERAGE_GAMMA)
         else:
-            B = rescale_basis(st["iterate"], old_scale, self.scale_)
+            B = rescale_basis(st.iterate, old_scale, self.scale_)
             t0 = self.t_
-            mean = StreamAverage(rescale_basis(st["mean_B"], old_scale, self.scale_), st["mean_weight"],
+            mean = StreamAverage(rescale_basis(st.mean_B, old_scale, self.scale_), st.mean_weight,
                                  AVERAGE_GAMMA)
         run = self._steps(Z, yt, B, k, m, epoch_batches(rng, rows, self.batch_size_), t0, None,
                           stream_average=mean)
-        loss, theta, ok = self._evaluate(Z, yt, run["B"], k, rng)
+        loss, theta, ok = self._evaluate(Z, yt, run.B, k, rng)
         self._store(run, theta, ok, loss)
         reservoir.add(X, y, rng)
         self.n_samples_seen_ += n_chunk
-        st.update(reservoir_X=reservoir.X, reservoir_y=reservoir.y, x_mean=mx.mean, x_m2=mx.m2,
-                  y_mean=float(my.mean[0]), y_m2=float(my.m2[0]), calls=st["calls"] + 1,
-                  iterate=run["B_last"], mean_B=mean.B if mean.B is not None else run["B_last"],
-                  mean_weight=mean.weight)
+        self._stream = dataclasses.replace(
+            st, reservoir_X=reservoir.X, reservoir_y=reservoir.y, x_mean=mx.mean, x_m2=mx.m2,
+            y_mean=float(my.mean[0]), y_m2=float(my.m2[0]), calls=st.calls + 1, iterate=run.B_last,
+            mean_B=mean.B if mean.B is not None else run.B_last, mean_weight=mean.weight)
         return self
