@@ -374,7 +374,7 @@ class TwinQuantLinear(torch.nn.Module):
                 from sklearn_frontier.kernels._dispatch import _load
                 from sklearn_frontier.kernels.quantization import int4pack_matmul
 
-                fast.int4_fn = _load(int4pack_matmul.kernel_spec.extra["torch"])  # the registered backend
+                fast.int4_fn = _load(int4pack_matmul.kernel_spec.extra_backends["torch"])  # the registered backend
                 fast.int4_torch = pack_int4_torch(codes, _np(fast.scales_f32), zp, fmt.group_size)
             from ._formats import _E2M1_SIGNED, e4m3_decode
 
