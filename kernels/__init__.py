@@ -2,8 +2,9 @@
 
 One sub-package per method family (``sdr``, ``spanning_trees``, ``configurations``, ``iv``, ``topology``,
 ``annotation``, ``quantization``, ...) plus ``graphs``, the graph kernels that several families share. Each holds
-``__init__.py`` (registers and exposes the family's kernels), ``_reference.py`` (the plain numpy/torch oracle),
-``_numba.py`` and, where there is one, ``_triton.py``. Each public kernel function dispatches, through
+``_api.py`` (the public wrappers and their registrations; ``__init__.py`` re-exports them), ``_reference.py`` (the
+plain numpy/torch oracle), ``_numba.py`` and, where there is one, ``_triton.py``. ``_validation.py`` holds the
+input coercion the wrappers share. Each public kernel function dispatches, through
 :func:`sklearn_frontier.get_config` ``["backend"]``, to one of them; ``_dispatch.py`` is the one dispatch point.
 Families are imported lazily: ``from sklearn_frontier.kernels import tree_precision_solve`` imports only the
 family that defines it.

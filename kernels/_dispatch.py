@@ -4,8 +4,8 @@ A kernel is registered once with its reference implementation (numpy or torch, t
 fast twins (numba on CPU, Triton on CUDA), given as ``"module:function"`` strings so that numba and
 triton are imported only when a twin actually runs. :func:`get_config` ``["backend"]`` picks the twin.
 
-Each registration also carries ``make_inputs(rng) -> (args, kwargs)`` and a tolerance, which the
-suite's twin test (``tests/test_kernels.py``) uses to check every twin against its reference.
+The twin test (``tests/test_kernels.py``) checks every twin of every registered kernel against its reference, on
+inputs and with tolerances that live with the tests (``tests/kernel_inputs/<family>.py``, keyed by kernel name).
 """
 
 import functools
@@ -33,16 +33,12 @@ _REGISTRY = {}
 
 @dataclass(frozen=True)
 class KernelSpec:
-    """Everything known about one kernel: its implementations and how to test them."""
+    """Everything known about one kernel: its implementations, as ``"module:function"`` paths."""
 
     name: str
     reference: str
     numba: str | None = None
     triton: str | None = None
-    make_inputs: object = None  # callable rng -> (args, kwargs), for the twin test
-    rtol: float = 1e-10
-    atol: float = 1e-12
-    compare: object = None  # optional callable(ref_out, twin_out) raising AssertionError
     doc: str = ""
     extra_backends: dict = field(default_factory=dict)  # other named backends, e.g. {"torch": "module:function"}
 
@@ -168,8 +164,7 @@ class _Implementation:
         return f"<kernel implementation {self.path}>"
 
 
-def register_kernel(name, *, reference, numba=None, triton=None, extra_backends=None, make_inputs=None, rtol=1e-10,
-                    atol=1e-12, compare=None):
+def register_kernel(name, *, reference, numba=None, triton=None, extra_backends=None):
     """Register kernel ``name`` and return its public dispatching function.
 
     ``reference``, ``numba`` and ``triton`` are ``"module:function"`` paths with one signature.
@@ -179,8 +174,7 @@ def register_kernel(name, *, reference, numba=None, triton=None, extra_backends=
     current ``backend`` setting.
     """
     reference_func = _load(reference)
-    spec = KernelSpec(name=name, reference=reference, numba=numba, triton=triton, make_inputs=make_inputs,
-                      rtol=rtol, atol=atol, compare=compare, doc=reference_func.__doc__ or "",
+    spec = KernelSpec(name=name, reference=reference, numba=numba, triton=triton, doc=reference_func.__doc__ or "",
                       extra_backends=dict(extra_backends or {}))
     _REGISTRY[name] = spec
 

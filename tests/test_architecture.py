@@ -2,6 +2,7 @@
 family."""
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -108,10 +109,37 @@ def test_no_source_file_is_over_the_size_limit(folder):
 def test_kernels_folder_has_one_subpackage_per_family():
     from sklearn_frontier.kernels import KERNEL_MODULES
 
-    loose = sorted(p.name for p in (ROOT / "kernels").glob("*.py") if p.name not in ("__init__.py", "_dispatch.py"))
+    shared = ("__init__.py", "_dispatch.py", "_validation.py")  # the dispatch point and the input coercion
+    loose = sorted(p.name for p in (ROOT / "kernels").glob("*.py") if p.name not in shared)
     assert loose == [], f"kernel modules outside a family folder: {loose}"
     for family in KERNEL_MODULES:
         files = {p.name for p in (ROOT / "kernels" / family).glob("*.py")}
-        assert {"__init__.py", "_reference.py"} <= files, family
+        assert {"__init__.py", "_api.py", "_reference.py"} <= files, family
         # _torch.py: torch's own kernels as a backend (kernels/quantization: the CPU int4 op)
-        assert files <= {"__init__.py", "_reference.py", "_numba.py", "_triton.py", "_torch.py"}, (family, files)
+        assert files <= {"__init__.py", "_api.py", "_reference.py", "_numba.py", "_triton.py", "_torch.py"}, (
+            family, files)
+
+
+def _is_thin(path):
+    """A package ``__init__`` that only documents, imports and lists (``__all__``)."""
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            continue
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["__all__"]:
+            continue
+        return False
+    return True
+
+
+@pytest.mark.parametrize("init", sorted((ROOT / "kernels").glob("*/__init__.py")), ids=lambda p: p.parent.name)
+def test_kernel_family_packages_only_import_and_list(init):
+    """Wrappers and registrations live in ``_api.py``; the package re-exports them."""
+    assert _is_thin(init), f"{init.relative_to(ROOT)} holds code; move it to _api.py"
+
+
+@pytest.mark.parametrize("folder", ["sklearn_frontier", "kernels", "benchmarks", "tests", "examples"])
+def test_no_file_is_named_after_a_ticket(folder):
+    named = [str(p.relative_to(ROOT)) for p in (ROOT / folder).rglob("*.py") if re.search(r"issue_?\d+", p.name)]
+    assert named == [], f"name these files after what they hold: {named}"

@@ -2,33 +2,37 @@
 
 import numpy as np
 import pytest
-from sklearn_frontier.kernels import registered_kernels
+from kernel_inputs import all_cases
+from sklearn_frontier.kernels import KERNEL_MODULES, registered_kernels
 from sklearn_frontier.kernels._dispatch import _load, triton_available
 
-KERNELS = registered_kernels()
+# The suite's own kernels (tests may register throwaway ones in the same registry).
+KERNELS = {name: spec for name, spec in registered_kernels().items()
+           if spec.reference.startswith("sklearn_frontier.kernels.")}
+INPUTS = all_cases()
 CASES = [(name, backend) for name, spec in sorted(KERNELS.items())
          for backend in ("numba", "triton") if getattr(spec, backend) is not None]
 
 
-def _assert_close(expected, actual, spec):
-    if spec.compare is not None:
-        spec.compare(expected, actual)
+def _assert_close(expected, actual, case):
+    if case.compare is not None:
+        case.compare(expected, actual)
         return
     if isinstance(expected, tuple):
         assert isinstance(actual, tuple) and len(actual) == len(expected)
         for e, a in zip(expected, actual):
-            _assert_close(e, a, spec)
+            _assert_close(e, a, case)
         return
     if hasattr(expected, "detach"):
         import torch
 
-        torch.testing.assert_close(actual, expected, rtol=spec.rtol, atol=spec.atol)
+        torch.testing.assert_close(actual, expected, rtol=case.rtol, atol=case.atol)
         return
     expected, actual = np.asarray(expected), np.asarray(actual)
     assert actual.shape == expected.shape
     assert actual.dtype == expected.dtype, f"dtype {actual.dtype} != reference {expected.dtype}"
     if np.issubdtype(expected.dtype, np.floating):
-        np.testing.assert_allclose(actual, expected, rtol=spec.rtol, atol=spec.atol)
+        np.testing.assert_allclose(actual, expected, rtol=case.rtol, atol=case.atol)
     else:
         np.testing.assert_array_equal(actual, expected)
 
@@ -48,15 +52,20 @@ def test_twin_matches_reference(name, backend):
     if backend == "triton":
         if not triton_available():
             pytest.skip("triton is not installed (pip install 'sklearn-frontier[triton]')")
-    assert spec.make_inputs is not None, f"kernel {name} registers no make_inputs for its twin test"
+    case = INPUTS[name]
     reference, twin = _load(spec.reference), _load(getattr(spec, backend))
     rng = np.random.default_rng(sum(map(ord, name)))
     for _ in range(20 if backend == "numba" else 3):
-        args, kwargs = spec.make_inputs(rng)
-        _assert_close(reference(*args, **kwargs), twin(*args, **kwargs), spec)
+        args, kwargs = case.make_inputs(rng)
+        _assert_close(reference(*args, **kwargs), twin(*args, **kwargs), case)
 
 
-@pytest.mark.parametrize("module", ["_dispatch", *__import__("sklearn_frontier.kernels").kernels.KERNEL_MODULES,
+def test_every_registered_kernel_has_twin_inputs():
+    assert set(KERNELS) - set(INPUTS) == set(), "kernels without inputs in tests/kernel_inputs/"
+    assert set(INPUTS) - set(KERNELS) == set(), "inputs for kernels that are not registered"
+
+
+@pytest.mark.parametrize("module", ["_dispatch", *KERNEL_MODULES, *(f"{m}._api" for m in KERNEL_MODULES),
                                     "annotation._reference"])
 def test_kernel_module_doctests(module):
     """kernels/ installs as sklearn_frontier.kernels, so its doctests run here, not via --doctest-modules."""

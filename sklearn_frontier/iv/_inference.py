@@ -370,8 +370,9 @@ class _IVInferenceMixin:
         return np.column_stack([effect - q * se, effect + q * se])
 
     def recommend_intervention(self, norm=1.0):
-        """Recommend the shift of size ``norm`` with the largest identified effect, ``norm · V b / ‖b‖`` (V the
-        representation's directions).
+        """Recommend the shift of size ``norm`` with the largest identified effect, ``norm · V b / ‖b‖``.
+
+        ``V`` holds the representation's directions.
 
         Parameters
         ----------
