@@ -3,12 +3,16 @@
 Run with ``python -m sklearn_frontier.demo`` (or ``sklearn-frontier demo``). Each method package
 registers a demo function (``register_demo``) returning rows of
 ``{"method", "estimator", "task", "metric", "score", "baseline", "baseline_score", "fit_time"}``;
-this module runs them with a progress bar and prints one table.
+this module runs them with a progress bar and prints one line per row (``--wide`` or ``--output FILE`` for the full
+table), then a summary of the warnings raised on the way.
 """
 
 import argparse
 import sys
 import time
+import warnings
+from collections import Counter
+from pathlib import Path
 
 from sklearn_frontier._registry import all_demos, all_estimators
 from sklearn_frontier.utils._progress import progress_bar
@@ -94,16 +98,83 @@ def missing_from_demo(rows):
     return missing
 
 
+# Words that mark a metric where lower is better (errors, distances, latencies); other metrics are scores.
+_LOWER_IS_BETTER = ("error", "rmse", "mse", "distance", "loss", "latency", "time", "mae")
+
+
+def _direction(metric):
+    """``(label, sign)``: the metric as users read it and the sign that turns a row's score into that reading.
+
+    Rows may store an error negated (``"-rel. output error"``, so that higher is better for every score); the
+    compact table shows the error itself, marked "lower is better".
+    """
+    metric = str(metric)
+    sign = 1.0
+    if metric.startswith("-"):
+        metric, sign = metric[1:].strip(), -1.0
+    if "is better" in metric:  # the row already says which way
+        return metric, sign
+    lower = sign < 0 or any(word in metric.lower() for word in _LOWER_IS_BETTER)
+    return metric + (" (lower is better)" if lower else " (higher is better)"), sign
+
+
+def verdict(row, tie=0.01):
+    """"better", "worse" or "tie" (within ``tie`` relative) for ours against the baseline of one row."""
+    label, sign = _direction(row.get("metric", ""))
+    ours, base = row.get("score"), row.get("baseline_score")
+    if not isinstance(ours, (int, float)) or not isinstance(base, (int, float)) or ours != ours or base != base:
+        return "n/a"
+    ours, base = sign * ours, sign * base
+    if abs(ours - base) <= tie * max(abs(ours), abs(base), 1e-12):
+        return "tie"
+    lower = "lower is better" in label
+    return "better" if (ours < base) == lower else "worse"
+
+
+def _clip(text, width):
+    text = str(text)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def format_compact(rows):
+    """One line per row, one screen wide: ours, the baseline, the metric with its direction, a verdict, time."""
+    header = ("ours", "baseline", "metric", "ours", "base", "verdict", "fit s")
+    widths = (26, 26, 38, 8, 8, 7, 6)
+    body = []
+    for row in rows:
+        label, sign = _direction(row.get("metric", ""))
+        score = lambda v: _format(sign * v) if isinstance(v, (int, float)) else _format(v)  # noqa: E731
+        fit_time = row.get("fit_time", "")
+        body.append((row.get("estimator", ""), row.get("baseline", ""), label, score(row.get("score", "")),
+                     score(row.get("baseline_score", "")), verdict(row),
+                     f"{fit_time:.3g}" if isinstance(fit_time, float) else _format(fit_time)))
+    line = lambda cells: " ".join(_clip(c, w).ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
+    return "\n".join([line(header), " ".join("-" * w for w in widths)] + [line(r) for r in body])
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="sklearn-frontier demo", description=__doc__.splitlines()[0])
     parser.add_argument("methods", nargs="*", help="method families to run (default: all)")
     parser.add_argument("--random-state", type=int, default=0)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--wide", action="store_true", help="print the full table (every column, full names)")
+    parser.add_argument("--output", help="also write the full table to this file")
     args = parser.parse_args(argv)
-    rows = run_demo(args.methods or None, random_state=args.random_state, verbose=0 if args.quiet else 1)
-    print(format_table(rows))
-    for family, names in missing_from_demo(rows).items():
-        print(f"not in the {family} demo: {', '.join(names)}")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rows = run_demo(args.methods or None, random_state=args.random_state, verbose=0 if args.quiet else 1)
+    print(format_table(rows) if args.wide else format_compact(rows))
+    if args.output:
+        Path(args.output).write_text(format_table(rows) + "\n")
+        print(f"full table written to {args.output}")
+    if caught:
+        counts = Counter(f"{w.category.__name__}: {_clip(str(w.message).splitlines()[0], 90)}" for w in caught)
+        print(f"\n{len(caught)} warning(s) during the demo (expected on its small data):")
+        for text, n in counts.most_common(5):
+            print(f"  {n} x {text}")
+    if args.wide:
+        for family, names in missing_from_demo(rows).items():
+            print(f"not in the {family} demo: {', '.join(names)}")
     return 0
 
 

@@ -54,3 +54,16 @@ def test_missing_from_demo_names_absent_estimators():
 
     rows = [{"method": "quantization", "estimator": "TwinQuant (4.5 bpw)", "baseline": "SVDQuantizer"}]
     assert set(missing_from_demo(rows)["quantization"]) == {"RTNQuantizer", "WUSHQuantizer"}
+
+
+def test_compact_table_reads_errors_as_errors_and_gives_a_verdict():
+    from sklearn_frontier.demo import format_compact, verdict
+
+    rows = [{"method": "quantization", "estimator": "TwinQuant", "metric": "-rel. output error", "score": -0.002,
+             "baseline": "RTN", "baseline_score": -0.004, "fit_time": 1.0},
+            {"method": "iv", "estimator": "IV", "metric": "accuracy", "score": 0.80, "baseline": "B",
+             "baseline_score": 0.90, "fit_time": 0.5}]
+    assert [verdict(r) for r in rows] == ["better", "worse"]
+    text = format_compact(rows)
+    assert "rel. output error (lower is better)" in text and "0.002" in text and "-0.002" not in text
+    assert max(len(line) for line in text.splitlines()) <= 130  # one screen wide
