@@ -166,8 +166,8 @@ def _benchmark_results():
 
 
 def _family_of_result(name, families):
-    """The method family a benchmark result belongs to (``smave_*`` -> ``sdr``), via benchmarks.all."""
-    from benchmarks.all import _method_of
+    """The method family a benchmark result belongs to (``smave_*`` -> ``sdr``), via benchmarks._headlines."""
+    from benchmarks._headlines import _method_of
 
     family = _method_of(name)
     return family if family in families else None

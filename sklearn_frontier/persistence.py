@@ -38,6 +38,10 @@ _NESTED_TYPES = {
     "BASTRegressor": ("sklearn_frontier.spanning_trees._domain.DomainGraph",),
     "PRBASTRegressor": ("sklearn_frontier.spanning_trees._domain.DomainGraph",
                         "sklearn_frontier.spanning_trees._components.RoutedField"),
+    # the streaming state partial_fit continues from: arrays and numbers in a dataclass
+    "SMAVE": ("sklearn_frontier.sdr._result.StreamState",),
+    "SMAVERegressor": ("sklearn_frontier.sdr._result.StreamState",),
+    "MAVEDimensionCV": ("sklearn_frontier.sdr._result.StreamState",),
 }
 
 

@@ -6,8 +6,14 @@ import json
 import pytest
 
 pytest.importorskip("matplotlib")
-from benchmarks import _harness  # noqa: E402
-from benchmarks import all as report  # noqa: E402
+from benchmarks import (  # noqa: E402
+    _claims,
+    _harness,  # noqa: E402
+    _headlines,
+    _layout,
+    _report,
+)
+from benchmarks import all as runner  # noqa: E402
 
 ROWS = [{"case": "horseshoe", "estimator": "PRBAST", "rmse": "0.10 ± 0.01", "fit_s": 2.0, "n_seeds": 5},
         {"case": "horseshoe", "estimator": "PRBAST uniform predict", "rmse": "0.09 ± 0.01", "fit_s": 2.0},
@@ -34,7 +40,7 @@ def test_headline_pair_picks_the_strongest_baseline_from_the_rows():
     assert (head["ours_cost"], head["baseline_cost"], head["ours_seeds"]) == (2.0, 0.5, 5)
     assert (head["ours_index"], head["baseline_index"]) == (0, 3)
     # the spec it stores recomputes the same pair
-    assert _harness.headline_pair(ROWS, **report._spec_args(head["spec"])) == head
+    assert _harness.headline_pair(ROWS, **_headlines._spec_args(head["spec"])) == head
 
 
 def test_headline_pair_says_when_a_baseline_wins_or_ties_and_none_when_a_side_is_missing():
@@ -61,26 +67,26 @@ def test_case_selection_by_glob_and_largest_value_and_pairs_per_case():
 
 def test_claims_refuse_typed_numbers():
     with pytest.raises(ValueError, match="typed"):
-        report.Claim().say("SMAVE wins by 0.5")
-    claim = report.Claim().say("ours ").num(0.123456, {"file": "x.json", "row": 0, "column": "c"}).say(" s")
+        _claims.Claim().say("SMAVE wins by 0.5")
+    claim = _claims.Claim().say("ours ").num(0.123456, {"file": "x.json", "row": 0, "column": "c"}).say(" s")
     assert claim.text == "ours 0.123 s" and claim.record("x")["parts"][1]["num"] == "0.123"
 
 
 def _point_report_at(tmp_path, monkeypatch):
     results, quick = tmp_path / "results", tmp_path / "results" / "quick"
     readme = tmp_path / "README.md"
-    for name, module in (("_harness", _harness), ("all", report)):
-        monkeypatch.setattr(module, "RESULTS", quick if name == "_harness" else results)
-    monkeypatch.setattr(report, "QUICK", quick)
-    monkeypatch.setattr(report, "REPORT", results / "REPORT.md")
-    monkeypatch.setattr(report, "README", readme)
-    monkeypatch.setattr(report, "CLAIMS_FILE", results / "CLAIMS.json")
+    monkeypatch.setattr(_harness, "RESULTS", quick)
+    monkeypatch.setattr(_layout, "RESULTS", results)
+    monkeypatch.setattr(_layout, "QUICK", quick)
+    monkeypatch.setattr(_layout, "REPORT", results / "REPORT.md")
+    monkeypatch.setattr(_layout, "README", readme)
+    monkeypatch.setattr(_layout, "CLAIMS_FILE", results / "CLAIMS.json")
     return results, quick, readme
 
 
 def test_report_from_quick_results_links_full_tables_and_rewrites_readme(tmp_path, monkeypatch):
     results, quick, readme = _point_report_at(tmp_path, monkeypatch)
-    readme.write_text(f"intro\n{report.README_START}\nstale\n{report.README_END}\n"
+    readme.write_text(f"intro\n{_layout.README_START}\nstale\n{_layout.README_END}\n"
                       "| `PRBASTRegressor` | implemented; <!-- claim:prbast -->stale claim<!-- /claim:prbast --> |"
                       "\nrest\n")
     head = _harness.headline_pair(ROWS, **DECL, case="horseshoe")
@@ -94,7 +100,7 @@ def test_report_from_quick_results_links_full_tables_and_rewrites_readme(tmp_pat
     (results / "prbast.md").write_text("# prbast (full)\n")
     (results / "prbast.json").write_text(json.dumps({"date": "2026-01-01 00:00:00", "rows": ROWS[:1]}))
 
-    report.write_report([], 0.0, quick)
+    _report.write_report([], 0.0, quick)
 
     text = (results / "REPORT.md").read_text()
     assert "prbast_seed" not in text
@@ -118,7 +124,7 @@ def test_report_from_quick_results_links_full_tables_and_rewrites_readme(tmp_pat
 
 def test_report_command_rebuilds_everything_from_the_json_on_disk(tmp_path, monkeypatch):
     results, quick, readme = _point_report_at(tmp_path, monkeypatch)
-    readme.write_text(f"{report.README_START}\n{report.README_END}\n")
+    readme.write_text(f"{_layout.README_START}\n{_layout.README_END}\n")
     spec = _harness.headline_pair(ROWS, **DECL, case="horseshoe")["spec"]
     quick.mkdir(parents=True)
     # a result written before headlines stored their spec: the declaration in DECLARED applies (by name)
@@ -127,7 +133,7 @@ def test_report_command_rebuilds_everything_from_the_json_on_disk(tmp_path, monk
     # a new benchmark that stores its spec reaches the README table without any declaration in all.py
     (quick / "transport.json").write_text(json.dumps({"name": "transport", "rows": ROWS, "headline": {"spec": spec}}))
     ran = []
-    monkeypatch.setattr(report, "run_module", lambda *a, **k: ran.append(a))
+    monkeypatch.setattr(runner, "run_module", lambda *a, **k: ran.append(a))
 
     from benchmarks.__main__ import main
 
