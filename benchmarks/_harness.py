@@ -1,9 +1,8 @@
-"""Timing harness: candidate vs baseline in the same process, repeated, medians and ratios.
+"""What every benchmark module shares: the machine record, result tables, and headline pairs.
 
-Every benchmark module builds a list of :class:`Case` objects and calls :func:`run_cases`, which
-warms each candidate up once (numba compilation stays outside the timed region), times ``fit`` and
-``predict``/``transform`` ``repeats`` times, scores quality, and writes
-``benchmarks/results/NAME.json`` plus ``NAME.md`` with the command that reproduces them.
+A module times its cases with :func:`benchmarks._timing.timed`, writes ``benchmarks/results/NAME.json`` plus
+``NAME.md`` with the command that reproduces them (:func:`write_results`), and declares its headline pair: ours
+beside the strongest baseline of the same case (:func:`headline_pair`).
 """
 
 import fnmatch
@@ -11,10 +10,8 @@ import json
 import math
 import os
 import platform
-import statistics
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -22,24 +19,6 @@ import numpy as np
 # ``python -m benchmarks all`` points this at ``results/quick/`` so that its quick runs never overwrite the
 # full-mode tables committed in ``results/``.
 RESULTS = Path(os.environ.get("SKLEARN_FRONTIER_BENCH_RESULTS") or Path(__file__).parent / "results")
-
-
-@dataclass
-class Case:
-    """One dataset and the estimators to compare on it.
-
-    ``make_estimators`` returns ``{label: estimator}``; ``baseline`` names the label ratios are taken
-    against; ``score(estimator, X_test, y_test) -> float`` is the quality metric (``metric`` its name).
-    """
-
-    name: str
-    data: tuple  # (X_train, y_train, X_test, y_test)
-    make_estimators: object
-    baseline: str
-    score: object
-    metric: str
-    predict_method: str = "predict"
-    extra: dict = field(default_factory=dict)
 
 
 def machine_info():
@@ -60,38 +39,8 @@ def machine_info():
     return info
 
 
-def _timed(func):
-    start = time.perf_counter()
-    out = func()
-    return time.perf_counter() - start, out
 
 
-def run_case(case, repeats=3):
-    """Time and score every estimator of ``case``; returns one dict per estimator."""
-    X_train, y_train, X_test, y_test = case.data
-    rows = []
-    for label, est in case.make_estimators().items():
-        est.fit(X_train, y_train)  # warm-up: JIT compilation and caches outside the timed region
-        fit_times, predict_times = [], []
-        for _ in range(repeats):
-            t_fit, _ = _timed(lambda: est.fit(X_train, y_train))
-            t_pred, _ = _timed(lambda: getattr(est, case.predict_method)(X_test))
-            fit_times.append(t_fit)
-            predict_times.append(t_pred)
-        rows.append({
-            "case": case.name,
-            "estimator": label,
-            "fit_median_s": statistics.median(fit_times),
-            "predict_median_s": statistics.median(predict_times),
-            "metric": case.metric,
-            "score": float(case.score(est, X_test, y_test)),
-            **case.extra,
-        })
-    base = next(r for r in rows if r["estimator"] == case.baseline)
-    for r in rows:
-        r["fit_ratio_vs_baseline"] = r["fit_median_s"] / base["fit_median_s"]
-        r["baseline"] = case.baseline
-    return rows
 
 
 def markdown_table(rows, columns):
@@ -262,12 +211,3 @@ def write_results(name, rows, *, command=None, notes="", columns=None, headline=
         text += f"\n{notes}\n"
     (RESULTS / f"{name}.md").write_text(text)
     return text
-
-
-def run_cases(name, cases, repeats=3, notes=""):
-    """Run every case, write the results and print the table."""
-    rows = [row for case in cases for row in run_case(case, repeats=repeats)]
-    text = write_results(name, rows, notes=notes, columns=[
-        "case", "estimator", "metric", "score", "fit_median_s", "predict_median_s", "fit_ratio_vs_baseline"])
-    print(text)
-    return rows

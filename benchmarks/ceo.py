@@ -18,6 +18,7 @@ from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 from sklearn.preprocessing import StandardScaler
 
 from benchmarks._harness import headline_pair, write_results
+from benchmarks._timing import timed
 from sklearn_frontier.datasets import make_hypergraph_sbm
 from sklearn_frontier.topology import (
     CEOSmoother,
@@ -35,13 +36,9 @@ def _mean_sd(v):
 
 
 def _timed(fn, repeats=1):
-    times = []
-    out = None
-    for _ in range(repeats):
-        t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
-    return float(np.median(times)), out
+    """Median wall seconds of ``fn()`` and its result."""
+    t = timed(fn, repeats)
+    return float(t.wall_s), t.result
 
 
 # ------------------------------------------------------------------------------------------------- G1
@@ -384,13 +381,9 @@ def coupling_range_notes(range_rows, cells_rows, pe_rows, tuned):
 
 
 def _timed_cpu(fn, repeats=3):
-    walls, cpus = [], []
-    for _ in range(repeats):
-        t, c = time.perf_counter(), time.process_time()
-        fn()
-        walls.append(time.perf_counter() - t)
-        cpus.append(time.process_time() - c)
-    return float(np.median(walls)), float(np.median(cpus))
+    """Median wall and CPU seconds of ``fn()``."""
+    t = timed(fn, repeats)
+    return float(t.wall_s), float(t.cpu_s)
 
 
 def _sbm_scaled(n):

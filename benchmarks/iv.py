@@ -19,6 +19,7 @@ import numpy as np
 from sklearn.cross_decomposition import CCA, PLSSVD
 
 from benchmarks._harness import headline_pair, write_results
+from benchmarks._timing import timed
 from sklearn_frontier.datasets import make_iv_digits, make_iv_many_treatments
 from sklearn_frontier.exceptions import WeakInstrumentWarning
 from sklearn_frontier.iv import InstrumentGuidedIVRegressor, PCATwoStageLeastSquares, TwoStageLeastSquares
@@ -60,18 +61,17 @@ def _methods(X, y, Z, truth):
     k = Z.shape[1]
     rows = {}
 
-    def timed(func):
-        start = time.perf_counter()
-        value = func()
-        return time.perf_counter() - start, value
+    def wall(func):
+        t = timed(func)
+        return t.wall_s, t.result
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", WeakInstrumentWarning)
-        t, ig = timed(lambda: InstrumentGuidedIVRegressor().fit(X, y, Z=Z))
+        t, ig = wall(lambda: InstrumentGuidedIVRegressor().fit(X, y, Z=Z))
         rows["instrument_guided"] = (t, _metrics(ig.identified_subspace_, ig.representation_coef_, ig.coef_, truth))
-        t, pca = timed(lambda: PCATwoStageLeastSquares().fit(X, y, Z=Z))
+        t, pca = wall(lambda: PCATwoStageLeastSquares().fit(X, y, Z=Z))
         rows["pca_2sls"] = (t, _metrics(pca.identified_subspace_, pca.representation_coef_, pca.coef_, truth))
-        t, plain = timed(lambda: InstrumentGuidedIVRegressor(whiten_instruments=False).fit(X, y, Z=Z))
+        t, plain = wall(lambda: InstrumentGuidedIVRegressor(whiten_instruments=False).fit(X, y, Z=Z))
         rows["plssvd_unscaled"] = (t, _metrics(plain.identified_subspace_, plain.representation_coef_,
                                                plain.coef_, truth))
         start = time.perf_counter()

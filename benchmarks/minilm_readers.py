@@ -18,17 +18,16 @@ both readers give the same ids and masks, tensors, or embeddings. Needs ``gt-all
 
 import argparse
 import statistics
-import time
 
 from benchmarks._harness import headline_pair, write_results
+from benchmarks._timing import timed
 
 READERS = ("builtin", "package")
 
 
 def _timed(fn):
-    c0, w0 = time.process_time(), time.perf_counter()
-    out = fn()
-    return time.process_time() - c0, time.perf_counter() - w0, out
+    t = timed(fn)
+    return t.cpu_s, t.wall_s, t.result
 
 
 def _same(a, b):

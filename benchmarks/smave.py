@@ -24,6 +24,7 @@ import warnings
 import numpy as np
 
 from benchmarks._harness import headline_pair, write_results
+from benchmarks._timing import timed
 
 for _k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
     os.environ.setdefault(_k, "1")
@@ -110,10 +111,9 @@ def _warm_up():
 
 def _timed_fit(est, X, y):
     """CPU seconds of one fit (single-threaded: robust to other load on the machine) and wall seconds."""
-    start, wall = time.process_time(), time.perf_counter()
-    est.fit(X, y)
-    _WALL.append(time.perf_counter() - wall)
-    return time.process_time() - start
+    t = timed(lambda: est.fit(X, y))
+    _WALL.append(t.wall_s)
+    return t.cpu_s
 
 
 _WALL = []

@@ -18,7 +18,7 @@ bfloat16 for this reason):
 by probing the packing op itself, so it does not depend on the op's internal tiling (used by the reference twin
 and the tests). On this build the op has only a CPU implementation; CUDA layers use the Triton kernel.
 
-Measured (one thread, AVX2 CPU without AVX512-BF16; ``benchmarks/int4_dispatch.py``): ``_dyn_quant_matmul_4bit``
+Measured (one thread, AVX2 CPU without AVX512-BF16; ``python -m benchmarks._int4_dispatch``): ``_dyn_quant_matmul_4bit``
 (the other int4 op torch ships) is 15-30x slower than this one here, so it is not used.
 """
 

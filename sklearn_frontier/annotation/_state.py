@@ -36,7 +36,20 @@ from ._validation import (
 
 
 class _BaseAnnotator(_SelectionMixin, ClassifierMixin, BaseEstimator):
-    """Shared state, validation, update, prediction and persistence of the annotators (query: the mixin)."""
+    """Shared state, validation, update, prediction and persistence of the annotators (query: the mixin).
+
+    A new strategy subclasses this and overrides only these points (MA3S and the baselines do):
+
+    - ``_validate_extra_params()``: checks of its own parameters beyond ``_parameter_constraints``.
+    - ``_init_scores()``: the per-item scores after ``fit`` (default: each item's own margin uncertainty).
+    - ``_selection_scores()``: the scores the query ranks, higher first (default: ``uncertainty_``).
+    - ``_query_tie_keys()``: the keys that break ties between equal scores (default: seeded random keys).
+    - ``_refresh_after_labels(rows, codes)``: update the scores after labels arrive on ``rows``.
+    - ``_affected_rows(rows)``: the items whose scores those labels change (default: ``rows``; MA3S adds their
+      graph neighbours), which is what an update snapshots so that it can be rolled back atomically.
+    - ``_may_refresh_all()``: whether an update may rewrite every score (then the snapshot keeps them all).
+    - ``_extra_snapshot(affected)`` / ``_extra_restore(snap)``: any further state to roll back with an update.
+    """
 
     _parameter_constraints = {
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
@@ -168,7 +181,7 @@ class _BaseAnnotator(_SelectionMixin, ClassifierMixin, BaseEstimator):
         self._nn_ = NearestNeighbors(n_neighbors=min(self.n_neighbors, n), metric=self.metric,
                                      n_jobs=self.n_jobs).fit(Z)
 
-    # -- scores (overridden) -------------------------------------------------------------------
+    # -- scores: the override points (see the class docstring) -----------------------------------
     def _own_uncertainty(self, rows=None):
         k = _kernels()
         rows = np.arange(self.counts_.shape[0]) if rows is None else rows
@@ -185,7 +198,6 @@ class _BaseAnnotator(_SelectionMixin, ClassifierMixin, BaseEstimator):
 
     def _refresh_after_labels(self, rows, codes):
         touched = np.unique(rows)
-        self.counts_[rows, codes] += 0  # counts already written by _write_labels
         self.uncertainty_[touched] = self._own_uncertainty(touched)
 
     def _affected_rows(self, rows):
