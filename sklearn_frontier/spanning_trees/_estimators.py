@@ -1,6 +1,6 @@
 """PRBASTRegressor and BASTRegressor: the public estimators on the shared spanning-tree engine."""
 
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -259,8 +259,8 @@ feature_importances_, checkpoint_path_, convergence_, n_iter_, n_features_in_, f
 
     _parameter_constraints = {
         **_COMMON_CONSTRAINTS,
-        "k_max": [Interval(Real, None, None, closed="neither")],
-        "lambda_k": [Interval(Real, None, None, closed="neither")],
+        "k_max": [Interval(Integral, 1, None, closed="left")],
+        "lambda_k": [Interval(Real, 0, None, closed="neither")],
         "sigma_mu": [Interval(Real, 0, None, closed="neither"), None],
     }
     _bast_init = True
@@ -296,12 +296,6 @@ feature_importances_, checkpoint_path_, convergence_, n_iter_, n_features_in_, f
         self.checkpoint_every = checkpoint_every
         self.verbose = verbose
         self.random_state = random_state
-
-    def _validate_extra_params(self):
-        if not (self.k_max >= 1 and float(self.k_max).is_integer()):
-            raise ValueError(f"k_max must be an integer >= 1, got {self.k_max}.")
-        if not self.lambda_k > 0:
-            raise ValueError(f"lambda_k must be positive, got {self.lambda_k}.")
 
     def _make_family(self):
         sigma_mu = self.sigma_mu if self.sigma_mu is not None else 0.5 / (2.0 * np.sqrt(self.n_trees))
