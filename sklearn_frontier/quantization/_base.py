@@ -21,6 +21,7 @@ from sklearn_frontier.utils._compat import (
 from sklearn_frontier.utils._warnings import warn_user
 
 from ._calibration import CalibrationStats, _to_numpy, check_calibration
+from ._codecs import FORMATS
 from ._formats import (
     QuantizedWeight,
     apply_input_transform,
@@ -32,8 +33,6 @@ from ._formats import (
     quantize_groups,
     resolve_format,
 )
-
-FORMATS = {"int", "mxfp4", "nvfp4"}
 
 
 def weight_rms(W):
@@ -98,7 +97,7 @@ def build_stored_weight(W, s_W, fmt, up=None, down=None, T=None, format_scale=No
             R = R * Tinv[None, :]
         else:
             R = apply_input_transform(R, Tinv)
-    if fmt.weight_format == "nvfp4" and format_scale is None:
+    if FORMATS[fmt.weight_format].second_scale and format_scale is None:
         format_scale = nvfp4_tensor_scale(R)
     format_scale = np.float32(1.0 if format_scale is None else format_scale)
     codes, scales, zeros = quantize_groups(R, fmt, format_scale)
@@ -125,10 +124,10 @@ class _BaseWeightQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator
     _parameter_constraints = {
         "n_bits": [Options(Integral, {2, 3, 4, 8})],
         "group_size": [Interval(Integral, 1, None, closed="left"), None],
-        "weight_format": [StrOptions(FORMATS)],
+        "weight_format": [StrOptions(set(FORMATS))],
         "symmetric": ["boolean"],
         "act_bits": [Options(Integral, {2, 3, 4, 8}), None],
-        "act_format": [StrOptions(FORMATS), None],
+        "act_format": [StrOptions(set(FORMATS)), None],
         "mx_scale_rule": [StrOptions({"ocp", "ceil"})],
     }
     _default_group = None
@@ -252,8 +251,9 @@ class _BaseWeightQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator
 
     def _quantize_new_rows(self, W_rows):
         """QuantizedWeight for rows never seen in fit (float64, absolute units)."""
+        second = FORMATS[self._fmt.weight_format].second_scale
         return build_stored_weight(W_rows, self.tensor_scale_, self._fmt, T=self._input_transform,
-                                   format_scale=self._format_scale if self._fmt.weight_format == "nvfp4" else None)
+                                   format_scale=self._format_scale if second else None)
 
     # ------------------------------------------------------------------ transform / score / quantize
     def _reconstruct(self, W64):

@@ -12,6 +12,24 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ._codecs import (  # noqa: F401  (the codecs are part of this module's documented surface)
+    _E2M1_MIDS,
+    _E2M1_SIGNED,
+    E2M1_GRID,
+    FORMATS,
+    MAX_WEIGHT_ABS,
+    MIN_WEIGHT_RMS,
+    _grouped,
+    _round_ste,
+    _stored_scale,
+    e2m1_decode,
+    e2m1_encode,
+    e4m3_decode,
+    e4m3_encode,
+    e4m3_round,
+    round_bfloat16,
+)
+
 __all__ = [
     "FormatSpec",
     "QuantizedWeight",
@@ -33,14 +51,6 @@ __all__ = [
     "MIN_WEIGHT_RMS",
     "MAX_WEIGHT_ABS",
 ]
-
-#: Magnitudes of the E2M1 (FP4) element grid; index = the 3 magnitude bits.
-E2M1_GRID = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0])
-_E2M1_MIDS = 0.5 * (E2M1_GRID[1:] + E2M1_GRID[:-1])
-_E2M1_SIGNED = np.concatenate([E2M1_GRID, -E2M1_GRID])  # code c: sign bit 8, magnitude index c & 7
-
-BLOCK_SIZES = {"mxfp4": 32, "nvfp4": 16}
-DEFAULT_GROUP = {"int": 128, "mxfp4": 32, "nvfp4": 16}
 
 
 @dataclass(frozen=True)
@@ -80,7 +90,7 @@ class FormatSpec:
 
     @property
     def is_fp(self):
-        return self.weight_format in BLOCK_SIZES
+        return FORMATS[self.weight_format].is_fp
 
     @property
     def qmax(self):
@@ -88,7 +98,7 @@ class FormatSpec:
 
     @property
     def scale_bits(self):
-        return 8 if self.is_fp else 16
+        return FORMATS[self.weight_format].scale_bits
 
     @property
     def zero_bits(self):
@@ -98,12 +108,13 @@ class FormatSpec:
 def resolve_format(weight_format, n_bits, group_size, symmetric, n_features, mx_scale_rule="ocp",
                    default_group=None):
     """Validate a format request and return a :class:`FormatSpec` (ValueError naming the parameter)."""
-    if weight_format == "int":
+    element = FORMATS[weight_format]
+    if not element.is_fp:
         if n_bits not in (2, 3, 4, 8):
             raise ValueError(f"n_bits must be one of 2, 3, 4, 8 for weight_format='int', got {n_bits}.")
-        g = group_size if group_size is not None else (default_group or DEFAULT_GROUP["int"])
+        g = group_size if group_size is not None else (default_group or element.default_group)
     else:
-        block = BLOCK_SIZES[weight_format]
+        block = element.block
         if n_bits != 4:
             raise ValueError(f"n_bits must be 4 for weight_format={weight_format!r}, got {n_bits}.")
         if not symmetric:
@@ -116,38 +127,6 @@ def resolve_format(weight_format, n_bits, group_size, symmetric, n_features, mx_
         raise ValueError(f"group_size={group_size} does not divide in_features={n_features}; "
                          "use group_size=None for the format default (a ragged last group is allowed then).")
     return FormatSpec(weight_format, int(n_bits), int(g), bool(symmetric), mx_scale_rule)
-
-
-def round_bfloat16(a):
-    """Round to the nearest bfloat16 value (ties to even), returned as float32 (numpy has no bfloat16).
-
-    INT group scales are stored as bfloat16 because torch's CPU int4 kernel takes its scales in the
-    activation dtype, bfloat16: the stored value is then exactly what that kernel multiplies by.
-
-    Parameters
-    ----------
-    a : array-like
-        Finite values.
-
-    Returns
-    -------
-    r : ndarray of float32
-        The bfloat16 values, widened exactly to float32.
-    """
-    with np.errstate(over="ignore"):
-        a32 = np.ascontiguousarray(np.asarray(a, dtype=np.float32))
-    u = a32.view(np.uint32).astype(np.uint64)
-    u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000
-    return u.astype(np.uint32).view(np.float32).reshape(a32.shape)
-
-
-#: Representable magnitudes of a weight: the tensor scale (its RMS) is a float32 and every stored part below
-#: it (group scales in bfloat16/E8M0/E4M3, float16 factors and transforms) is relative to it, so quantization
-#: is scale-equivariant between these bounds. The reconstruction is float32: its RMS must stay a normal
-#: float32 with room for values 1e-8 of it (lower bound), its largest value below float32's maximum with
-#: a margin for rounding up and the low-rank branch (upper bound).
-MIN_WEIGHT_RMS = 1e-30
-MAX_WEIGHT_ABS = 1e36
 
 
 def check_weight_magnitude(W, name="X"):
@@ -187,71 +166,6 @@ def check_weight_magnitude(W, name="X"):
     return amax, rms
 
 
-# ----------------------------------------------------------------------------------------------- FP8/FP4 codecs
-def e2m1_encode(a):
-    """Nearest E2M1 code (ties to the even code, saturating at +-6) of each value; int8 in [0, 15]."""
-    a = np.asarray(a, dtype=np.float64)
-    mag = np.abs(a)
-    idx = np.searchsorted(_E2M1_MIDS, mag, side="right")
-    tie_down = (idx > 0) & (idx % 2 == 1) & (mag == _E2M1_MIDS[np.maximum(idx - 1, 0)])
-    idx = np.where(tie_down, idx - 1, idx)
-    sign = (a < 0) & (idx > 0)
-    return (idx + 8 * sign).astype(np.int8)
-
-
-def e2m1_decode(codes, dtype=np.float32):
-    return _E2M1_SIGNED.astype(dtype)[np.asarray(codes).astype(np.int64) & 15]
-
-
-def e4m3_round(x):
-    """Round non-negative values to the FP8 E4M3 (fn) grid, half-to-even, saturating at 448."""
-    x = np.asarray(x, dtype=np.float64)
-    e = np.floor(np.log2(np.maximum(x, 2.0**-20)))
-    e = np.maximum(e, -6.0)
-    step = 2.0 ** (e - 3)
-    return np.minimum(np.rint(x / step) * step, 448.0)
-
-
-def e4m3_encode(x):
-    """Bits (uint8) of ``e4m3_round(x)`` for non-negative ``x``."""
-    v = e4m3_round(x)
-    out = np.zeros(v.shape, dtype=np.uint8)
-    sub = v < 2.0**-6
-    out[sub] = np.rint(v[sub] / 2.0**-9).astype(np.uint8)
-    nv = v[~sub]
-    e = np.floor(np.log2(nv))
-    mant = np.rint((nv / 2.0**e - 1.0) * 8)
-    out[~sub] = ((e + 7).astype(np.int64) << 3 | mant.astype(np.int64)).astype(np.uint8)
-    return out
-
-
-def e4m3_decode(bits):
-    bits = np.asarray(bits).astype(np.int64)
-    expf, mant = bits >> 3 & 15, bits & 7
-    return np.where(expf == 0, mant * 2.0**-9, (1 + mant / 8.0) * 2.0 ** (expf - 7)).astype(np.float32)
-
-
-# ----------------------------------------------------------------------------------------------- grouping
-def _grouped(a, g):
-    """(m, n) -> (m, G, g) zero-padded view/copy."""
-    m, n = a.shape
-    n_groups = -(-n // g)
-    pad = n_groups * g - n
-    if pad:
-        a = np.concatenate([a, np.zeros((m, pad), dtype=a.dtype)], axis=1)
-    return a.reshape(m, n_groups, g)
-
-
-def _stored_scale(s):
-    """INT group scales as stored: bfloat16 values (in float32), refusing values bfloat16 cannot hold."""
-    with np.errstate(over="ignore"):
-        s32 = round_bfloat16(np.asarray(s, dtype=np.float64).astype(np.float32))
-    if not np.all(np.isfinite(s32)):
-        raise ValueError("a group scale overflows bfloat16 in X: values too large for the stored format "
-                         f"(group scales are relative to the tensor scale; max |X| <= {MAX_WEIGHT_ABS:g}).")
-    return s32
-
-
 def quantize_groups(R, fmt, format_scale=1.0):
     """Quantize ``R`` (m, n) group-wise in ``fmt``; returns ``(codes int8, scales, zero_points | None)``.
 
@@ -262,46 +176,7 @@ def quantize_groups(R, fmt, format_scale=1.0):
     """
     R = np.asarray(R, dtype=np.float64)
     m, n = R.shape
-    Rg = _grouped(R, fmt.group_size)
-    zeros = None
-    if fmt.weight_format == "int" and fmt.symmetric:
-        amax = np.abs(Rg).max(axis=2)
-        s = np.maximum(amax / fmt.qmax, 1e-10)
-        s16 = _stored_scale(s)
-        sd = s16.astype(np.float64)[..., None]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            q = np.where(sd > 0, np.rint(Rg / np.where(sd > 0, sd, 1.0)), 0.0)
-        q = np.clip(q, -fmt.qmax - 1, fmt.qmax)
-        scales = s16
-    elif fmt.weight_format == "int":
-        levels = 2**fmt.n_bits - 1
-        # The range always contains 0 (as in GPTQ/HQQ) so that the clamped zero point is representable.
-        lo, hi = np.minimum(Rg.min(axis=2), 0.0), np.maximum(Rg.max(axis=2), 0.0)
-        s = np.maximum((hi - lo) / levels, 1e-10)
-        s16 = _stored_scale(s)
-        sd = s16.astype(np.float64)
-        safe = np.where(sd > 0, sd, 1.0)
-        z0 = np.where(sd > 0, np.clip(np.rint(-lo / safe), 0, levels), 0.0)
-        q = np.where(sd[..., None] > 0, np.rint(Rg / safe[..., None]) + z0[..., None], 0.0)
-        q = np.clip(q, 0, levels)
-        scales, zeros = s16, z0.astype(np.uint8)
-    elif fmt.weight_format == "mxfp4":
-        amax = np.abs(Rg).max(axis=2)
-        with np.errstate(divide="ignore"):
-            if fmt.mx_scale_rule == "ceil":
-                e = np.ceil(np.log2(np.where(amax > 0, amax / 6.0, 2.0**-127)))
-            else:
-                e = np.floor(np.log2(np.where(amax > 0, amax, 2.0**-125))) - 2
-        e = np.clip(e, -127, 127)
-        scales = (e + 127).astype(np.uint8)
-        q = e2m1_encode(Rg / 2.0 ** e[..., None])
-    else:  # nvfp4
-        amax = np.abs(Rg).max(axis=2)
-        scales = e4m3_encode(amax / (6.0 * format_scale))
-        eb = e4m3_decode(scales).astype(np.float64) * format_scale
-        with np.errstate(divide="ignore", invalid="ignore"):
-            u = np.where(eb[..., None] > 0, Rg / np.where(eb > 0, eb, 1.0)[..., None], 0.0)
-        q = e2m1_encode(u)
+    q, scales, zeros = FORMATS[fmt.weight_format].quantize(_grouped(R, fmt.group_size), fmt, format_scale)
     codes = q.astype(np.int8).reshape(m, -1)[:, :n]
     return np.ascontiguousarray(codes), scales, zeros
 
@@ -311,18 +186,7 @@ def dequantize_groups(codes, scales, zero_points, fmt, format_scale=1.0):
     codes = np.asarray(codes)
     m, n = codes.shape
     cg = _grouped(codes.astype(np.int8), fmt.group_size)
-    if fmt.weight_format == "int":
-        s = np.asarray(scales).astype(np.float32)[..., None]
-        q = cg.astype(np.float32)
-        if zero_points is not None:
-            q = q - np.asarray(zero_points).astype(np.float32)[..., None]
-        out = q * s
-    elif fmt.weight_format == "mxfp4":
-        x = np.exp2(np.asarray(scales).astype(np.float32) - np.float32(127))[..., None]
-        out = e2m1_decode(cg) * x
-    else:
-        eb = e4m3_decode(scales)[..., None] * np.float32(format_scale)
-        out = e2m1_decode(cg) * eb
+    out = FORMATS[fmt.weight_format].dequantize(cg, scales, zero_points, fmt, format_scale)
     return np.ascontiguousarray(out.reshape(m, -1)[:, :n].astype(np.float32))
 
 
@@ -473,11 +337,6 @@ def dequantize_weight(qw):
     return np.ascontiguousarray(np.float32(qw.tensor_scale) * out, dtype=np.float32)
 
 
-# ----------------------------------------------------------------------------------------------- STE (torch)
-def _round_ste(u):
-    return u + (u.round() - u).detach()  # torch.round is half-to-even
-
-
 def fake_quantize_torch(R, fmt, *, scale_gradient=True, format_scale=1.0):
     """Straight-through fake quantization of a torch tensor (m, n) in ``fmt`` (training only)."""
     import torch
@@ -488,39 +347,7 @@ def fake_quantize_torch(R, fmt, *, scale_gradient=True, format_scale=1.0):
     pad = n_groups * g - n
     Rp = torch.nn.functional.pad(R, (0, pad)) if pad else R
     Rg = Rp.reshape(m, n_groups, g)
-    if fmt.weight_format == "int" and fmt.symmetric:
-        amax = Rg.abs().amax(dim=2, keepdim=True)
-        if scale_gradient == "pnorm":
-            # Forward value: the exact AbsMax; gradient: that of the smooth ||r_g||_16 (reaches every large entry).
-            p = (Rg.abs() / amax.detach().clamp_min(1e-30)).pow(16).sum(dim=2, keepdim=True).pow(1 / 16)
-            smooth = p * amax.detach()
-            amax = amax.detach() + smooth - smooth.detach()
-        s = amax.clamp_min(1e-10) / fmt.qmax
-        if not scale_gradient:
-            s = s.detach()
-        q = torch.clamp(_round_ste(Rg / s), -fmt.qmax - 1, fmt.qmax)
-        out = q * s
-    elif fmt.weight_format == "int":
-        levels = 2**fmt.n_bits - 1
-        lo, hi = Rg.amin(dim=2, keepdim=True).clamp_max(0), Rg.amax(dim=2, keepdim=True).clamp_min(0)
-        s = ((hi - lo) / levels).clamp_min(1e-10)
-        if not scale_gradient:
-            s, lo = s.detach(), lo.detach()
-        z = torch.clamp(torch.round(-lo / s), 0, levels).detach()
-        q = torch.clamp(_round_ste(Rg / s) + z, 0, levels)
-        out = (q - z) * s
-    else:
-        grid = torch.as_tensor(E2M1_GRID, dtype=R.dtype, device=R.device)
-        amax = Rg.abs().amax(dim=2, keepdim=True).detach()
-        if fmt.weight_format == "mxfp4":
-            s = torch.exp2(torch.clamp(torch.floor(torch.log2(amax.clamp_min(2.0**-125))) - 2, -127, 127))
-        else:
-            s = (amax / 6.0).clamp_min(1e-30)
-        u = Rg / s
-        mids = torch.as_tensor(_E2M1_MIDS, dtype=R.dtype, device=R.device)
-        idx = torch.bucketize(u.abs().detach(), mids, right=True)
-        snapped = torch.sign(u.detach()) * grid[idx]
-        out = (u + (snapped - u).detach()) * s
+    out = FORMATS[fmt.weight_format].fake_quantize(Rg, fmt, scale_gradient)
     out = out.reshape(m, n_groups * g)
     return out[:, :n] if pad else out
 
@@ -578,7 +405,7 @@ def bits_breakdown(m, n, fmt, *, rank=0, lowrank_bits=16, transform="none", tran
         "zero_points": m * n_groups * fmt.zero_bits,
         "lowrank": rank * (m + n) * lowrank_bits + (16 * (m + rank) if (lowrank_bits == 8 and rank) else 0),
         "transform": _transform_bits(transform, n, transform_block_size),
-        "tensor_scale": 64 if fmt.weight_format == "nvfp4" else 32,
+        "tensor_scale": FORMATS[fmt.weight_format].tensor_scale_bits,
     }
     parts["total"] = sum(parts.values())
     return parts

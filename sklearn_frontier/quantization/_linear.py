@@ -10,6 +10,7 @@ from sklearn.base import clone
 
 from sklearn_frontier._config import config_context, get_config
 
+from ._codecs import FORMATS
 from ._formats import FormatSpec, QuantizedWeight, bits_breakdown, dequantize_weight, fake_quantize_torch
 from ._twinquant import TwinQuant
 
@@ -376,18 +377,7 @@ class TwinQuantLinear(torch.nn.Module):
 
                 fast.int4_fn = _load(int4pack_matmul.kernel_spec.extra_backends["torch"])  # the registered backend
                 fast.int4_torch = pack_int4_torch(codes, _np(fast.scales_f32), zp, fmt.group_size)
-            from ._formats import _E2M1_SIGNED, e4m3_decode
-
-            if fmt.weight_format == "int":
-                lut = np.arange(16, dtype=np.float32)
-                if signed:
-                    lut = np.where(lut >= 8, lut - 16, lut).astype(np.float32)
-                sc = fast.scales_f32
-            elif fmt.weight_format == "mxfp4":
-                lut, sc = _E2M1_SIGNED.astype(np.float32), torch.exp2(self.scales.float() - 127.0)
-            else:
-                lut = _E2M1_SIGNED.astype(np.float32)
-                sc = torch.from_numpy(e4m3_decode(_np(self.scales))) * float(self.format_scale)
+            lut, sc = FORMATS[fmt.weight_format].lut(signed, self.scales, fast.scales_f32, float(self.format_scale))
             fast.lut = (torch.from_numpy(lut), sc.contiguous(), None if zp is None else fast.zero_points.float())
         self._fast = fast
         return fast

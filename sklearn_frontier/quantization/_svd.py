@@ -10,6 +10,7 @@ from sklearn_frontier.utils._compat import Interval, Options, StrOptions
 from sklearn_frontier.utils._warnings import warn_user
 
 from ._base import _BaseWeightQuantizer, build_stored_weight, lowrank_factors
+from ._codecs import FORMATS
 from ._formats import dequantize_weight
 
 
@@ -76,7 +77,7 @@ class _LowRankMixin:
                 raise ValueError("the low-rank coefficients of a row of X overflow float16.")
         else:
             down = None
-        fs = self._format_scale if self._fmt.weight_format == "nvfp4" else None
+        fs = self._format_scale if FORMATS[self._fmt.weight_format].second_scale else None
         return build_stored_weight(W_rows, self.tensor_scale_, self._fmt, up, down, self._input_transform, fs)
 
     def _finish_lowrank(self, qw, B, V, G, metric):
