@@ -8,23 +8,12 @@ import ast
 import importlib.util
 
 from ._config import config_context, get_config, set_config
-from ._registry import all_estimators
+from ._registry import METHOD_MODULES, all_estimators
 
 __version__ = "0.1.0"
 
 # The method packages whose public names the top level re-exports, plus the shared data generators and warnings.
-_PACKAGES = (
-    "sklearn_frontier.sdr",
-    "sklearn_frontier.spanning_trees",
-    "sklearn_frontier.configurations",
-    "sklearn_frontier.iv",
-    "sklearn_frontier.topology",
-    "sklearn_frontier.annotation",
-    "sklearn_frontier.quantization",
-    "sklearn_frontier.transport",
-    "sklearn_frontier.datasets",
-    "sklearn_frontier.exceptions",
-)
+_PACKAGES = (*METHOD_MODULES, "sklearn_frontier.datasets", "sklearn_frontier.exceptions")
 
 
 def _static_all(module):
