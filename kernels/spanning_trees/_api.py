@@ -350,7 +350,7 @@ _inside = register_kernel("points_in_rings",
                           numba="sklearn_frontier.kernels.spanning_trees._numba:points_in_rings")
 
 
-def _f2(a):
+def _as_points(a):
     return np.ascontiguousarray(a, dtype=np.float64).reshape(-1, 2)
 
 
@@ -380,7 +380,7 @@ def segments_cross_rings(p, q, seg_a, seg_b, tol=0.0):
     >>> segments_cross_rings([[0, 0]], [[2, 0]], [[1, -1]], [[1, 1]])
     array([ True])
     """
-    return _cross(_f2(p), _f2(q), _f2(seg_a), _f2(seg_b), float(tol))
+    return _cross(_as_points(p), _as_points(q), _as_points(seg_a), _as_points(seg_b), float(tol))
 
 
 def points_in_rings(points, seg_a, seg_b):
@@ -406,7 +406,7 @@ def points_in_rings(points, seg_a, seg_b):
     >>> points_in_rings([[0.5, 0.5], [2, 2]], sq, np.roll(sq, -1, axis=0))
     array([ True, False])
     """
-    return _inside(_f2(points), _f2(seg_a), _f2(seg_b))
+    return _inside(_as_points(points), _as_points(seg_a), _as_points(seg_b))
 
 
 segments_cross_rings.kernel_spec = _cross.kernel_spec
