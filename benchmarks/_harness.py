@@ -192,22 +192,30 @@ def case_pairs(rows, spec, over):
     return out
 
 
-def write_results(name, rows, *, command=None, notes="", columns=None, headline=None):
-    """Write ``results/NAME.json`` and ``results/NAME.md``; returns the Markdown text.
+def results_dir(quick=None):
+    """Where a run writes: ``results/`` for full runs, ``results/quick/`` for quick ones (``--quick`` on the command
+    line when ``quick`` is None), so that a quick run never overwrites a committed full-mode table."""
+    quick = "--quick" in sys.argv if quick is None else quick
+    return RESULTS / "quick" if quick and RESULTS.name != "quick" else RESULTS
+
+
+def write_results(name, rows, *, command=None, notes="", columns=None, headline=None, quick=None):
+    """Write ``NAME.json`` and ``NAME.md`` into :func:`results_dir`; returns the Markdown text.
 
     ``headline`` is what the report and the README show for this benchmark: the index of a row in ``rows``
     or a dict (ours beside its strongest baseline, from :func:`headline_pair`); by default the first row.
     """
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    folder = results_dir(quick)
+    folder.mkdir(parents=True, exist_ok=True)
     command = command or "python -m benchmarks " + " ".join([name, *sys.argv[2:]])
     payload = {"name": name, "command": command, "machine": machine_info(),
                "date": time.strftime("%Y-%m-%d %H:%M:%S"), "rows": rows, "notes": notes}
     if headline is not None:
         payload["headline"] = headline if isinstance(headline, dict) else int(headline)
-    (RESULTS / f"{name}.json").write_text(json.dumps(payload, indent=2, default=float))
+    (folder / f"{name}.json").write_text(json.dumps(payload, indent=2, default=float))
     columns = columns or list(rows[0])
     text = f"# {name}\n\nReproduce: `{command}`\n\n{markdown_table(rows, columns)}\n"
     if notes:
         text += f"\n{notes}\n"
-    (RESULTS / f"{name}.md").write_text(text)
+    (folder / f"{name}.md").write_text(text)
     return text

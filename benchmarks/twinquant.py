@@ -175,7 +175,7 @@ def main(argv=None):
              f"{torch.get_num_threads()}.")
     cols = ["method", "bits_per_weight", "mean_rel_err", "median_rel_err", "max_rel_err", "one_minus_mean_cos",
             "min_cos", "quant_time_s", "tq_mean_ratio", "tq_wins", "tq_none_mean_ratio", "tq_none_wins"]
-    name = "twinquant_quick" if args.quick else "twinquant"
+    name = "twinquant"
     text = write_results(name, summary, command="python -m benchmarks twinquant" + (" --quick" if args.quick else ""),
                          notes=notes, columns=cols,
                          headline=headline_pair(summary, key="method", ours=["TwinQuant r8", "TwinQuant*"],

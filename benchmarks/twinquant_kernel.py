@@ -23,7 +23,7 @@ and end to end on all-MiniLM-L6-v2.
   sources), so reruns skip the ~100 s fit.
 * GPU rows (Triton fused kernel vs fp16 ``nn.Linear``) are filled only when CUDA is present.
 
-Writes ``benchmarks/results/twinquant_kernel[_quick].json`` and ``.md``.
+Writes ``benchmarks/results/twinquant_kernel.json`` and ``.md`` (``results/quick/`` with ``--quick``).
 """
 
 import argparse
@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks._harness import RESULTS, headline_pair, write_results
+from benchmarks._harness import RESULTS, headline_pair, results_dir, write_results
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = Path(os.environ.get("SKLEARN_FRONTIER_BENCH_CACHE")
@@ -424,11 +424,11 @@ def main(argv=None):
         head = headline_pair(rows, key="method", ours=[E2E_LABEL], metric="ms", baselines=["fp32 nn.Linear"],
                              cost="linear_MB", context=["cosine_vs_fp32", "latency_vs_fp32"], section="minilm",
                              case="encode 16 texts", threads=1)
-    name = "twinquant_kernel_quick" if args.quick else "twinquant_kernel"
+    name = "twinquant_kernel"
     text = write_results(name, rows, command="python -m benchmarks twinquant_kernel" + (" --quick" * args.quick),
                          notes="\n\n".join(notes), columns=COLUMNS, headline=head)
     table = targets_table(rows, e2e_info)
-    md = RESULTS / f"{name}.md"
+    md = results_dir(args.quick) / f"{name}.md"
     md.write_text(md.read_text() + "\n" + table + "\n")
     print(text + "\n" + table)
     return 0
