@@ -8,6 +8,7 @@ table), then a summary of the warnings raised on the way.
 """
 
 import argparse
+import re
 import sys
 import time
 import warnings
@@ -114,6 +115,9 @@ def _direction(metric):
         metric, sign = metric[1:].strip(), -1.0
     if "is better" in metric:  # the row already says which way
         return metric, sign
+    said = re.search(r"\((lower|higher)\)", metric)  # "(lower)": the row says which way, tersely
+    if said:
+        return metric.replace(said.group(0), f"({said.group(1)} is better)"), sign
     lower = sign < 0 or any(word in metric.lower() for word in _LOWER_IS_BETTER)
     return metric + (" (lower is better)" if lower else " (higher is better)"), sign
 
@@ -139,11 +143,11 @@ def _clip(text, width):
 def format_compact(rows):
     """One line per row, one screen wide: ours, the baseline, the metric with its direction, a verdict, time."""
     header = ("ours", "baseline", "metric", "ours", "base", "verdict", "fit s")
-    widths = (26, 26, 38, 8, 8, 7, 6)
+    widths = (24, 24, 42, 8, 8, 7, 6)
     body = []
     for row in rows:
         label, sign = _direction(row.get("metric", ""))
-        score = lambda v: _format(sign * v) if isinstance(v, (int, float)) else _format(v)  # noqa: E731
+        score = lambda v: f"{sign * v:.3g}" if isinstance(v, (int, float)) else _format(v)  # noqa: E731
         fit_time = row.get("fit_time", "")
         body.append((row.get("estimator", ""), row.get("baseline", ""), label, score(row.get("score", "")),
                      score(row.get("baseline_score", "")), verdict(row),

@@ -64,6 +64,8 @@ def test_compact_table_reads_errors_as_errors_and_gives_a_verdict():
             {"method": "iv", "estimator": "IV", "metric": "accuracy", "score": 0.80, "baseline": "B",
              "baseline_score": 0.90, "fit_time": 0.5}]
     assert [verdict(r) for r in rows] == ["better", "worse"]
+    terse = {"metric": "mean W2^2 (lower)", "score": 0.07, "baseline_score": 0.11}  # the row says which way
+    assert verdict(terse) == "better"
     text = format_compact(rows)
     assert "rel. output error (lower is better)" in text and "0.002" in text and "-0.002" not in text
     assert max(len(line) for line in text.splitlines()) <= 130  # one screen wide
