@@ -44,3 +44,21 @@ def test_unmixed_chain_warns_at_the_users_line():
     with pytest.warns(ConvergenceWarning, match="has not mixed") as record:
         PRBASTRegressor(n_trees=3, n_iter=30, n_burnin=5, random_state=1).fit(X, y)  # split R-hat 1.27
     assert record[0].filename == __file__
+
+
+def test_a_domain_is_used_whatever_the_coordinate_scale():
+    """Data whose spread needs no rescaling (scale exactly 1) keeps its domain: the graph is the same as for the
+    same data scaled by a power of two, where the domain was always used."""
+    from sklearn_frontier.datasets import horseshoe_boundary
+
+    X, y, _ = make_horseshoe(120, random_state=0)
+    boundary = horseshoe_boundary()
+    kw = dict(n_trees=2, n_iter=4, n_burnin=1, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        half = PRBASTRegressor(domain=boundary / 4, **kw).fit(X / 4, y)  # spread about 1: scale exactly 1
+        full = PRBASTRegressor(domain=boundary, **kw).fit(X, y)
+        none = PRBASTRegressor(**kw).fit(X / 4, y)
+    edges = lambda est: {tuple(e) for e in np.sort(est.graph_.edges, axis=1).tolist()}  # noqa: E731
+    assert edges(half) == edges(full)
+    assert edges(half) != edges(none)  # the hole cuts edges a plain kNN graph keeps

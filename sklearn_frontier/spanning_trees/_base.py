@@ -60,7 +60,7 @@ _COMMON_CONSTRAINTS = {
 
 def _scaled_domain(domain, n_features, scale):
     dom = parse_domain(domain, n_features)
-    return None if dom is None or scale == 1.0 else dom.scaled(scale)
+    return dom if dom is None or scale == 1.0 else dom.scaled(scale)
 
 
 def _scaled_graph(graph, scale):
