@@ -12,7 +12,6 @@ from benchmarks._harness import (
 )
 from benchmarks._headlines import (
     DECLARED,
-    _base,
     _is_number,
     _load_results,
     _method_of,
@@ -113,11 +112,11 @@ def _mode(result):
 
 def pick(base, results=None):
     """The result the README quotes for benchmark ``base``: the full-mode directory's table, else the newest
-    quick table (``results/BASE_quick.json``, ``results/quick/BASE.json``...); a table whose declared headline
+    quick table (``results/quick/BASE.json``); a table whose declared headline
     finds no pair (a partial run) gives way to the next."""
     results = _candidates() if results is None else results
     full = [r for r in results if r["dir"] == _layout.RESULTS and r["name"] == base]
-    quick = sorted((r for r in results if _base(r["name"]) == base and r not in full),
+    quick = sorted((r for r in results if r["name"] == base and r not in full),
                    key=lambda r: str(r["payload"].get("date", "")), reverse=True)
     ranked = full + quick
     # a table whose headline has a baseline to stand beside wins; a partial full run does not hide a quick one
@@ -158,7 +157,7 @@ def _pair_numbers(c, result, head, what):
 def headline_table(results=None):
     """The README headline table (one row per benchmark, ours beside the strongest baseline) and its sources."""
     results = _candidates() if results is None else results
-    bases = list(DECLARED) + sorted({_base(r["name"]) for r in results
+    bases = list(DECLARED) + sorted({r["name"] for r in results
                                      if isinstance(r["payload"].get("headline"), dict)} - set(DECLARED))
     header = ["method", "benchmark", "case", "metric", "ours", "strongest baseline", "ours / baseline",
               "ours better?", "cost: ours vs baseline", "seeds: ours vs baseline"]

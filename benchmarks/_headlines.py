@@ -54,11 +54,6 @@ def _headline_row(payload):
     return rows[0] if rows else {}
 
 
-def _base(name):
-    """A result's benchmark name: ``twinquant_quick`` -> ``twinquant``."""
-    return name.removesuffix("_quick")
-
-
 # Headline declarations for results written before the benchmarks stored theirs (``payload["headline"]["spec"]``);
 # the same as the benchmark modules' ``headline_pair`` calls. ``ours``: our headline label, then our own variants
 # (ablations, tuning-grid points: never baselines); ``not_baselines``: oracles and rows of another regime. The
@@ -110,7 +105,7 @@ def headline_args(result):
     stored = result["payload"].get("headline")
     if isinstance(stored, dict) and isinstance(stored.get("spec"), dict):
         return _spec_args(stored["spec"])
-    return DECLARED.get(_base(result["name"]))
+    return DECLARED.get(result["name"])
 
 
 def _rows(result):

@@ -315,7 +315,6 @@ def main(argv=None):
           f"{len(next(iter(test.values())))} tokens, {len(emb_texts)} held-out paragraphs for the cosine "
           f"({time.perf_counter() - t_start:.1f}s)", flush=True)
 
-    suffix = ""  # quick runs write to results/quick/ (benchmarks._harness.results_dir)
     if args.timing:
         from sklearn_frontier.quantization import RTNQuantizer, SVDQuantizer, TwinQuant
 
@@ -325,7 +324,7 @@ def main(argv=None):
         notes = (f"TwinQuant (defaults) over {len(layers)} MiniLM layers with torch threads {torch.get_num_threads()}"
                  " (set OMP_NUM_THREADS), RTN and SVD+RTN as same-run baselines; fit_cpu_s = process CPU seconds "
                  "of the fits, quant_wall_s = wall seconds of fit + packing + error evaluation.")
-        text = write_results("quantization_timing" + suffix, rows, notes=notes,
+        text = write_results("quantization_timing", rows, notes=notes,
                              columns=["method", "bits_per_weight", "mean_rel_err", "fit_cpu_s", "quant_wall_s"],
                              command="python -m benchmarks quantization --timing" + (" --quick" * args.quick))
         print(text)
@@ -350,7 +349,7 @@ def main(argv=None):
                  + f" Torch threads: {torch.get_num_threads()}.")
         blocks = f" --blocks {args.blocks}" if args.blocks else ""
         chosen = f" --variants {args.variants}" if args.variants else ""
-        name = "quantization_ablation" + ("" if purpose == "tuning" else "_heldout") + suffix
+        name = "quantization_ablation" + ("" if purpose == "tuning" else "_heldout")
         text = write_results(name, rows, notes=notes, columns=cols,
                              command="python -m benchmarks quantization --ablation" + (" --quick" * args.quick)
                              + blocks + chosen + ("" if purpose == "tuning" else " --ablation-split heldout"))
@@ -395,10 +394,10 @@ def main(argv=None):
              f"TwinQuant's error is lower; wush_* the same for WUSH W4A4. {hqq_note} fit_cpu_s = process CPU "
              f"seconds of the fits; torch threads {torch.get_num_threads()}. Targets: {targets}. Total "
              f"{time.perf_counter() - t_start:.0f}s.")
-    text = write_results("quantization" + suffix, all_rows, notes=notes + " " + TUNED, columns=cols,
+    text = write_results("quantization", all_rows, notes=notes + " " + TUNED, columns=cols,
                          command="python -m benchmarks quantization" + (" --quick" * args.quick))
-    _add_headline("quantization" + suffix, headline, targets, per_layer, per4, layers)
-    _record_splits("quantization" + suffix, {"headline": SPLITS["headline"], "ablation": SPLITS["tuning"],
+    _add_headline("quantization", headline, targets, per_layer, per4, layers)
+    _record_splits("quantization", {"headline": SPLITS["headline"], "ablation": SPLITS["tuning"],
                                              "tuned": TUNED})
     _append_ablation()
     print(text)

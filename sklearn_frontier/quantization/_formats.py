@@ -12,21 +12,16 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ._codecs import (  # noqa: F401  (the codecs are part of this module's documented surface)
-    _E2M1_MIDS,
-    _E2M1_SIGNED,
+from ._codecs import (
     E2M1_GRID,
     FORMATS,
     MAX_WEIGHT_ABS,
     MIN_WEIGHT_RMS,
     _grouped,
-    _round_ste,
-    _stored_scale,
     e2m1_decode,
     e2m1_encode,
     e4m3_decode,
     e4m3_encode,
-    e4m3_round,
     round_bfloat16,
 )
 

@@ -377,10 +377,9 @@ class SMAVE(_BaseSDR):
         are always the stochastic ones (``solver`` applies to :meth:`fit` only); ``tol`` and ``max_iter`` are
         not used.
 
-        Chunk size matters: each chunk's neighbourhoods are what its steps see. Streaming 4000 rows of
-        ``make_sdr_regression(n_features=10)`` (d = 2) ended at 1.9-2.1× the full fit's subspace distance in chunks
-        of 100-200 rows, 1.5× in chunks of 400-800 and 1.1× in chunks of 1600; chunks below
-        ``MIN_USEFUL_CHUNK`` (400) rows warn.
+        Chunk size matters: each chunk's neighbourhoods are what its steps see, so a stream of small chunks ends
+        farther from the subspace than one fit on the same rows (``python -m benchmarks smave_stream`` measures
+        it by chunk size); chunks below ``MIN_USEFUL_CHUNK`` rows warn.
 
         Parameters
         ----------
