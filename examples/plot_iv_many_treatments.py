@@ -5,8 +5,9 @@ Many treatments, few instruments: PCA→2SLS vs instrument-guided IV
 Why PCA before 2SLS is biased when treatments outnumber instruments, and why R² picks the wrong model.
 
 Left: on the synthetic family G1 (p = 40 treatments, k = 3 instruments), the representation-effect error
-M1 = ‖b − Wᵀθ‖/‖Pθ‖ of PCA→2SLS grows with the overlap angle α between the high-variance nuisance and the
-instrumented directions (omitted-treatment bias), while the instrument-guided representation stays
+M1 = ‖b − Γᵀθ‖/‖Pθ‖ (b the fitted effects along the representation's directions Γ, θ the true effects,
+Pθ their identified part) of PCA→2SLS grows with the overlap angle α between the high-variance nuisance and
+the instrumented directions (omitted-treatment bias), while the instrument-guided representation stays
 accurate. At α = 0 (PCA already spans the instrumented directions) both are accurate.
 
 Right: cross-validated model selection among OLS and IV with r = 1, 2, 3 (a GridSearchCV over r with

@@ -11,7 +11,7 @@ import pytest
 import scipy.linalg
 
 from sklearn_frontier.exceptions import WeakInstrumentWarning
-from sklearn_frontier.iv import InstrumentGuidedIVRegressor, TwoStageLeastSquares
+from sklearn_frontier.iv import InstrumentGuidedIVRegressor, PCATwoStageLeastSquares, TwoStageLeastSquares
 
 linearmodels = pytest.importorskip("linearmodels")
 from linearmodels.datasets import card as card_data  # noqa: E402
@@ -210,6 +210,20 @@ def test_instrument_guided_one_treatment_agrees_with_linearmodels(convention, wi
     np.testing.assert_allclose(np.sqrt(np.diag(guided.params_cov_)), lm.std_errors.to_numpy(), rtol=1e-6)
     np.testing.assert_allclose(guided.params_cov_, ours.params_cov_, rtol=1e-8, atol=1e-14)
     np.testing.assert_allclose(guided.summary().params["p_value"], lm.pvalues.to_numpy(), rtol=1e-6, atol=1e-12)
+
+
+@pytest.mark.parametrize("convention", [CONVENTIONS[i] for i in (0, 2, 3, 4)], ids=lambda c: f"{c[0]}-{c[1]}")
+def test_pca_one_treatment_covariance_equals_two_stage(convention, mroz):
+    """PCA of one treatment is the centred treatment up to sign: the PCA baseline's intercept, moved back to X = 0
+    with its covariance, and every other entry of params_cov_ equal TwoStageLeastSquares'."""
+    cov_type, debiased = convention[:2]
+    kw = {"Z": mroz["Z"], "W": mroz["W"], "groups": mroz["groups"]}
+    tsls = TwoStageLeastSquares(cov_type=cov_type, debiased=debiased).fit(mroz["X"], mroz["y"], **kw)
+    pca = PCATwoStageLeastSquares(cov_type=cov_type, debiased=debiased).fit(mroz["X"], mroz["y"], **kw)
+    sign = np.ones(tsls.params_cov_.shape[0])
+    sign[-1] = pca.representation_.components_[0, 0]
+    np.testing.assert_allclose(pca.params_cov_ * np.outer(sign, sign), tsls.params_cov_, rtol=1e-8, atol=1e-14)
+    np.testing.assert_allclose(pca.intercept_, tsls.intercept_, rtol=1e-10)
 
 
 @pytest.mark.parametrize("lm_cov,lm_debiased", [("unadjusted", True), ("robust", False), ("robust", True),

@@ -18,7 +18,16 @@ default, so ``Pipeline.fit(X, y, Z=Z)``, ``GridSearchCV.fit(X, y, Z=Z)`` and
 ``cross_validate(..., params={"Z": Z})`` deliver each fold's Z (use ``scoring=make_iv_scorer()`` or the
 estimator's own ``score``). With routing off use step parameters: ``pipe.fit(X, y, iv__Z=Z)``; scoring
 then falls back to R² (with an ``IVScoreWarning``). W and groups are routed exactly like Z
-(``pipe.fit(X, y, iv__W=W)`` with routing off).
+(``pipe.fit(X, y, iv__W=W)`` with routing off), and one check serves them everywhere: at ``predict`` and
+``score``, and in ``make_iv_scorer()``, W and Z must have the names (for DataFrames) and widths seen in fit,
+as X must.
+
+**Model selection with controls needs routing on**: ``GridSearchCV(est, grid,
+scoring=make_iv_scorer()).fit(X, y, Z=Z, W=W)``. With routing off no scorer receives the test fold's W, so
+every fold fails to score (GridSearchCV warns "Scoring failed", with the reason, and leaves NaN scores);
+a scorer that calls ``predict(X)`` alone, such as ``"r2"``, cannot score a model with controls either.
+``GridSearchCV.predict`` takes X only: predict with controls through ``search.best_estimator_.predict(X,
+W=W)``.
 
 **Controls.** W is partialled out of X, y and Z (Frisch–Waugh–Lovell): the coefficients, residuals and
 covariances are those of 2SLS with W placed in both X and Z, and the instrument-guided representation is
@@ -77,15 +86,11 @@ level. ``tests/test_iv_linearmodels.py`` asserts these agreements (coefficients 
 """
 
 from sklearn_frontier._registry import register_demo, register_estimator
+from sklearn_frontier.iv._guided import InstrumentGuidedIVRegressor
 from sklearn_frontier.iv._inference import Intervention
-from sklearn_frontier.iv._regressors import (
-    InstrumentGuidedIVRegressor,
-    PCATwoStageLeastSquares,
-    TwoStageLeastSquares,
-    make_pca_2sls,
-)
 from sklearn_frontier.iv._representation import InstrumentGuidedRepresentation
 from sklearn_frontier.iv._scoring import make_iv_scorer, projected_mse
+from sklearn_frontier.iv._two_stage import PCATwoStageLeastSquares, TwoStageLeastSquares, make_pca_2sls
 
 __all__ = [
     "InstrumentGuidedRepresentation",
@@ -110,10 +115,13 @@ register_estimator(PCATwoStageLeastSquares, method="iv", task="regression",
 
 
 def representation_effect_error(estimator, truth):
-    """Measure the error of a fitted representation's effects against a planted truth, M1 = ‖b − Vᵀθ‖ / ‖Pθ‖.
+    """Measure the error of a fitted representation's effects against a planted truth, M1 = ‖b − Γᵀθ‖ / ‖Pθ‖.
 
-    ``b`` are the fitted coefficients on the representation's directions ``V``, ``θ`` the true treatment
-    effects and ``Pθ`` their identified part; the measure is invariant to rotations of ``V``.
+    ``b`` are the fitted coefficients on the representation's directions ``Γ`` (``identified_subspace_``),
+    ``θ`` the true treatment effects and ``Pθ`` their identified part; the measure is invariant to rotations
+    of ``Γ``.
+
+    Read more in the :doc:`User Guide </guide/iv>`.
 
     Parameters
     ----------
@@ -138,9 +146,10 @@ def representation_effect_error(estimator, truth):
     """
     import numpy as np
 
-    W = estimator.identified_subspace_
+    directions = estimator.identified_subspace_
     Ptheta = truth["identified_coef"]
-    return float(np.linalg.norm(estimator.representation_coef_ - W.T @ truth["coef"]) / np.linalg.norm(Ptheta))
+    return float(np.linalg.norm(estimator.representation_coef_ - directions.T @ truth["coef"])
+                 / np.linalg.norm(Ptheta))
 
 
 def _demo(random_state):

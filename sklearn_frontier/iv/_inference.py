@@ -25,7 +25,7 @@ from sklearn_frontier.iv._diagnostics import (
     stock_yogo_critical_values,
 )
 from sklearn_frontier.iv._scoring import iv_loss
-from sklearn_frontier.iv._validation import _EPS, _ControlDesign, _validate_controls, check_side_feature_names
+from sklearn_frontier.iv._validation import _EPS, _ControlDesign, check_side_arrays
 from sklearn_frontier.utils._compat import (
     check_is_fitted,
     validate_data,
@@ -195,19 +195,9 @@ class _IVInferenceMixin:
         return getattr(self, "identified_subspace_", None) is not None
 
     def _controls_term(self, W, n_samples):
-        """``W @ controls_coef_`` (0 without controls); W is required exactly when fit saw controls."""
-        k_w = getattr(self, "n_controls_", 0)
-        if W is None:
-            if k_w:
-                raise ValueError(f"{type(self).__name__} was fitted with {k_w} controls W: pass W=... (the "
-                                 "controls of these samples) to predict and score.")
-            return 0.0
-        check_side_feature_names(self, W, "W", getattr(self, "control_feature_names_in_", None))
-        W = _validate_controls(W, n_samples)
-        if W.shape[1] != k_w:
-            raise ValueError(f"W has {W.shape[1]} columns but {type(self).__name__} was fitted with "
-                             f"n_controls_={k_w}.")
-        return W @ self.controls_coef_
+        """``W @ controls_coef_`` (0 without controls); W is checked like X, and required exactly when fit saw it."""
+        W = check_side_arrays(self, n_samples, W=W).W
+        return 0.0 if W is None else W @ self.controls_coef_
 
     def predict(self, X, W=None):
         """Predict the structural outcome ``X @ coef_ + W @ controls_coef_ + intercept_``.
@@ -370,9 +360,9 @@ class _IVInferenceMixin:
         return np.column_stack([effect - q * se, effect + q * se])
 
     def recommend_intervention(self, norm=1.0):
-        """Recommend the shift of size ``norm`` with the largest identified effect, ``norm · V b / ‖b‖``.
+        """Recommend the shift of size ``norm`` with the largest identified effect, ``norm · Γ b / ‖b‖``.
 
-        ``V`` holds the representation's directions.
+        ``Γ`` (``identified_subspace_``) holds the representation's directions, ``b`` their coefficients.
 
         Parameters
         ----------
@@ -395,11 +385,12 @@ class _IVInferenceMixin:
         return Intervention(shift=shift, effect=float(norm * nb), stderr=se)
 
 
-def _store_inference(est, stats, W, singular_values):
+def _store_inference(est, stats, directions, singular_values):
+    """Set the fitted attributes every IV regressor shares from its second stage (``directions``: Γ, p × r)."""
     est.representation_coef_ = stats["b"]
     est.representation_cov_ = stats["cov"]
     est.representation_stderr_ = np.sqrt(np.maximum(np.diag(stats["cov"]), 0.0))
-    est.identified_subspace_ = W
+    est.identified_subspace_ = directions
     est.first_stage_singular_values_ = np.asarray(singular_values, dtype=np.float64)
     est.first_stage_f_ = stats["first_stage_f"]
     est.first_stage_f_robust_ = stats["first_stage_f_robust"]
@@ -436,8 +427,7 @@ def _move_intercept_to_origin(est, stats, shift):
 
 
 def _iv_score(est, X, y, Z, W, sample_weight):
-    if Z is not None:
-        check_side_feature_names(est, Z, "Z", getattr(est, "instrument_feature_names_in_", None))
+    if Z is not None:  # the scorer's path: one check of Z and W, one loss
         return -iv_loss(est, X, y, Z=Z, W=W, sample_weight=sample_weight)
     if getattr(est, "instruments_supplied_", False):
         warnings.warn(f"{type(est).__name__} was fitted with instruments but scored without Z: returning R², "

@@ -1,4 +1,4 @@
-"""Instrument-guided treatment representations and IV regression (linear core, baselines, scorers).
+"""Instrument-guided treatment representations: the directions of the treatments that the instruments move.
 
 The linear representation is our reconstruction of LIRR (Lin, Lan & Syrgkanis, ICML 2026): the top
 left singular vectors of the (whitened) treatment–instrument cross-covariance, computed in
@@ -21,9 +21,9 @@ from sklearn_frontier.iv._validation import (
     _ControlDesign,
     _fix_signs,
     _instrument_basis,
-    _validate_controls,
-    _validate_instruments,
     _weights,
+    check_side_arrays,
+    fit_side_arrays,
 )
 from sklearn_frontier.utils._compat import (
     Interval,
@@ -38,7 +38,7 @@ from sklearn_frontier.utils._compat import (
 # linear representation
 # ----------------------------------------------------------------------------------------------------------
 def _linear_representation(X, Uz, Sz, w, n_components, *, whiten, z_ridge):
-    """The directions V (p, r), the first-stage singular values (all k_z), mean μ.  O(n p k_z + p k_z²)."""
+    """The directions Γ (p, r), the first-stage singular values (all k_z), mean μ.  O(n p k_z + p k_z²)."""
     n_w = w.sum()
     sw = np.sqrt(w)
     mu = (w @ X) / n_w
@@ -50,9 +50,8 @@ def _linear_representation(X, Uz, Sz, w, n_components, *, whiten, z_ridge):
         g = Sz / n_w
     # X̃ᵀU_z = Xᵀ(√w ⊙ U_z): exact because √wᵀU_z = 0, so X̃ is never formed.
     M = (X.T @ (sw[:, None] * Uz)) * g
-    Wfull, S, _ = scipy.linalg.svd(M, full_matrices=False, check_finite=False)
-    W = _fix_signs(Wfull[:, :n_components])
-    return W, S, mu
+    left, S, _ = scipy.linalg.svd(M, full_matrices=False, check_finite=False)
+    return _fix_signs(left[:, :n_components]), S, mu
 
 
 def _resolve_n_components(n_components, k_z, p, n):
@@ -68,11 +67,12 @@ def _resolve_n_components(n_components, k_z, p, n):
 class InstrumentGuidedRepresentation(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Treatment representation guided by instruments (linear: LIRR; non-linear: IRAE).
 
-    The linear method keeps the top ``n_components`` left singular vectors of the whitened cross-covariance
-    ``X̃ᵀZ̃ (Z̃ᵀZ̃)^(-1/2)`` between centred treatments and instruments: the directions of X that the
-    instruments move. For ``n_components`` equal to the instrument rank its span is ``col(Σ_XZ)``, the unique
-    representation free of omitted-treatment bias. With ``Z=None`` the treatments instrument themselves
-    and the representation is exactly PCA.
+    Learns the r directions of the treatments X that the instruments Z move, and transforms X to its
+    coordinates along them (``transform``); the residual directions the instruments do not move are available
+    too (``transform_residual``). It is the first step of :class:`InstrumentGuidedIVRegressor`, and a
+    transformer in its own right (a Pipeline step before :class:`TwoStageLeastSquares`).
+
+    Read more in the :doc:`User Guide </guide/iv>`.
 
     Parameters
     ----------
@@ -122,18 +122,39 @@ class InstrumentGuidedRepresentation(ClassNamePrefixFeaturesOutMixin, Transforme
     Attributes
     ----------
     components_ : ndarray of shape (n_components_, n_features_in_)
-        Orthonormal rows Vᵀ: the directions V (p × r) of the representation, ``transform(X) = (X − mean_) V``.
+        Orthonormal rows Γᵀ: the directions Γ (p × r) of the representation, ``transform(X) = (X − mean_) Γ``
+        for the linear method (the autoencoder's linear part).
     mean_ : ndarray of shape (n_features_in_,)
+        Weighted mean of the treatments seen in fit.
     z_mean_ : ndarray of shape (n_instruments_,)
+        Weighted mean of the instruments (of X itself without Z).
     n_components_ : int
+        Dimension r of the representation.
     first_stage_singular_values_ : ndarray of shape (n_components_,)
+        Singular values of the (whitened) treatment–instrument cross-covariance along the directions: how
+        strongly the instruments move each.
     explained_instrumented_ratio_ : ndarray of shape (n_components_,)
         ``s_j² / Σ_i s_i²`` over all instrumented directions.
     residual_components_ : ndarray of shape (q, n_features_in_)
+        Orthonormal residual directions (the treatment variation left after the representation), q =
+        ``n_residual_components`` after clipping; empty by default for the linear method.
     n_instruments_ : int
+        Number of instrument columns (of X itself without Z).
     instrument_rank_ : int
+        Rank of the centred (or, with controls, residualised) instruments.
     instruments_supplied_ : bool
+        Whether Z was given (False: the treatments instrument themselves and the representation is PCA).
+    n_controls_ : int
+        Number of controls W seen in fit (0 without W).
+    control_names_ : ndarray of str of shape (n_controls_,)
+        W's column names, else "w0", "w1", ...
+    control_feature_names_in_ : ndarray of shape (n_controls_,) or None
+        W's column names seen in fit (a DataFrame with string columns), else None; ``score`` checks W's
+        against them as X's are checked.
+    instrument_feature_names_in_ : ndarray of shape (n_instruments_,) or None
+        Z's column names seen in fit, else None; ``score`` checks Z's against them.
     lambdas_ : dict or None
+        The autoencoder's loss weights with defaults filled in (None for the linear method).
     module_state_ : dict of ndarray
         The trained autoencoder's ``state_dict`` as numpy arrays (``method="autoencoder"`` only); the torch
         module is rebuilt on use, so pickles and skops files hold no torch objects.
@@ -145,12 +166,27 @@ class InstrumentGuidedRepresentation(ClassNamePrefixFeaturesOutMixin, Transforme
     n_iter_ : int
         Epochs run (autoencoder only).
     n_features_in_ : int
+        Number of treatments seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the treatments seen during fit. Defined only when X has feature names that are all strings.
 
     See Also
     --------
     InstrumentGuidedIVRegressor : IV regression on this representation.
     sklearn.decomposition.PCA : The Z=None limit.
+
+    Notes
+    -----
+    The linear method keeps the top ``n_components`` left singular vectors of the whitened cross-covariance
+    ``X̃ᵀZ̃ (Z̃ᵀZ̃)^(-1/2)`` between the centred treatments and instruments, computed in O(n·p·k) without any
+    p × p or n × n matrix. For ``n_components`` equal to the instrument rank its span is ``col(Σ_XZ)``, the
+    unique representation free of omitted-treatment bias. With ``Z=None`` the treatments instrument
+    themselves and the representation is exactly PCA. With controls W the directions are those of the
+    residuals of X and Z on [1, W] (Frisch–Waugh–Lovell), so the controls never enter the representation.
+
+    The autoencoder (``method="autoencoder"``) starts from the linear directions and adds tanh networks,
+    trained with a reconstruction loss, a first-stage loss and HSIC penalties that keep the residual
+    coordinates independent of the instruments.
 
     References
     ----------
@@ -246,19 +282,17 @@ class InstrumentGuidedRepresentation(ClassNamePrefixFeaturesOutMixin, Transforme
             The fitted representation.
         """
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2, order="C")
-        Z = _validate_instruments(Z, X.shape[0])
-        W = _validate_controls(W, X.shape[0])
+        if W is not None and self.method != "linear":
+            raise ValueError(f"Controls W need method='linear' (got method={self.method!r}); partial W out of X "
+                             "by hand to use the autoencoder.")
+        side = fit_side_arrays(self, X.shape[0], Z=Z, W=W)
         w = _weights(sample_weight, X)
-        self._fit_representation(X, Z, w, controls=None if W is None else _ControlDesign(W, w))
+        self._fit_representation(X, side.Z, w, controls=None if side.W is None else _ControlDesign(side.W, w))
         return self
 
     def _fit_representation(self, X, Z, w, controls=None):
         """Fit on validated arrays; returns the instrument basis U_z (for the regressor's second stage)."""
         n, p = X.shape
-        if controls is not None and self.method != "linear":
-            raise ValueError("Controls W are supported by the linear representation only (method='linear' here, "
-                             "representation='linear' on InstrumentGuidedIVRegressor); partial them out of X by hand "
-                             "for method='autoencoder'.")
         self.instruments_supplied_ = Z is not None
         Zuse = X if Z is None else Z
         Uz, Sz, zbar = _instrument_basis(Zuse, w, name="X" if Z is None else "Z", warn_rank=Z is not None,
@@ -267,10 +301,10 @@ class InstrumentGuidedRepresentation(ClassNamePrefixFeaturesOutMixin, Transforme
         self.instrument_rank_ = Uz.shape[1]
         self.z_mean_ = zbar
         r = _resolve_n_components(self.n_components, Uz.shape[1], p, n)
-        W, S, mu = _linear_representation(X, Uz, Sz, w, r, whiten=self.whiten_instruments,
-                                          z_ridge=self.z_ridge)
+        directions, S, mu = _linear_representation(X, Uz, Sz, w, r, whiten=self.whiten_instruments,
+                                                   z_ridge=self.z_ridge)
         self.mean_ = mu
-        self.components_ = W.T
+        self.components_ = directions.T
         self.n_components_ = r
         self._n_features_out = r
         total = float(np.sum(S**2))
@@ -283,7 +317,7 @@ class InstrumentGuidedRepresentation(ClassNamePrefixFeaturesOutMixin, Transforme
         if q > 0:
             sw = np.sqrt(w)
             Xt = sw[:, None] * (X - mu if controls is None else controls.residual(X))
-            R = Xt - (Xt @ W) @ W.T
+            R = Xt - (Xt @ directions) @ directions.T
             _, _, Vt = randomized_svd(R, q, random_state=check_random_state(self.random_state))
             self.residual_components_ = _fix_signs(Vt.T).T
         else:
@@ -370,8 +404,8 @@ class InstrumentGuidedRepresentation(ClassNamePrefixFeaturesOutMixin, Transforme
             Reconstructed share, at most 1; greater is better.
         """
         X = self._check_transform_input(X)
-        Z = _validate_instruments(Z, X.shape[0]) if Z is not None else None
-        W = _validate_controls(W, X.shape[0])
+        side = check_side_arrays(self, X.shape[0], Z=Z, W=W)
+        Z, W = side.Z, side.W
         w = np.ones(X.shape[0])
         controls = None if W is None else _ControlDesign(W, w)
         Uz, _, _ = _instrument_basis(X if Z is None else Z, w, name="X" if Z is None else "Z", warn_rank=False,

@@ -1,6 +1,7 @@
 """Validation and linear-algebra helpers shared by the IV estimators (instruments, weights, bases)."""
 
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
@@ -15,10 +16,25 @@ from sklearn_frontier.utils._warnings import user_stacklevel
 _EPS = np.finfo(np.float64).eps
 
 # ----------------------------------------------------------------------------------------------------------
-# validation helpers
+# side arrays: one validation of Z, W and groups for fit, predict, score and the scorers
 # ----------------------------------------------------------------------------------------------------------
-def _validate_side_array(A, n_samples, name, what, columns):
-    """Validated float64 (n, k) side array (instruments Z or controls W). Every error names ``name``."""
+@dataclass(frozen=True)
+class SideArrays:
+    """The side arrays of one call, validated: instruments Z, controls W and cluster labels (None when absent)."""
+
+    Z: np.ndarray | None = None
+    W: np.ndarray | None = None
+    groups: np.ndarray | None = None
+
+
+_WHAT = {"Z": ("instruments", "n_instruments"), "W": ("controls", "n_controls")}
+
+
+def _validate_side_array(A, n_samples, name):
+    """Validated float64 (n, k) side array (instruments Z or controls W), or None. Every error names ``name``."""
+    if A is None:
+        return None
+    what, columns = _WHAT[name]
     if sp.issparse(A):
         raise TypeError(f"Sparse {what} {name} are not supported; pass a dense array ({name}.toarray()).")
     try:
@@ -38,11 +54,9 @@ def _validate_side_array(A, n_samples, name, what, columns):
 
 
 def _validate_instruments(Z, n_samples):
-    """Validated float64 (n, k) instruments, or None. Every error names Z."""
-    if Z is None:
-        return None
-    Z = _validate_side_array(Z, n_samples, "Z", "instruments", "n_instruments")
-    if n_samples < Z.shape[1] + 2:
+    """Validated float64 (n, k) instruments for a fit, or None. Every error names Z."""
+    Z = _validate_side_array(Z, n_samples, "Z")
+    if Z is not None and n_samples < Z.shape[1] + 2:
         raise ValueError(f"n_samples={n_samples} is too small for Z with {Z.shape[1]} instruments: "
                          f"IV regression needs n_samples >= n_instruments + 2 = {Z.shape[1] + 2}.")
     return Z
@@ -50,9 +64,7 @@ def _validate_instruments(Z, n_samples):
 
 def _validate_controls(W, n_samples):
     """Validated float64 (n, k_w) exogenous controls, or None. Every error names W."""
-    if W is None:
-        return None
-    return _validate_side_array(W, n_samples, "W", "controls", "n_controls")
+    return _validate_side_array(W, n_samples, "W")
 
 
 def side_feature_names(A):
@@ -63,7 +75,65 @@ def side_feature_names(A):
     return np.asarray(list(columns), dtype=object)
 
 
-def check_side_feature_names(est, A, name, fitted_names):
+def fit_side_arrays(est, n_samples, *, Z=None, W=None, groups=None, cluster=False):
+    """Validate the side arrays given to ``fit`` and record on ``est`` what later calls are checked against.
+
+    Records ``n_controls_``, ``control_names_``, ``control_feature_names_in_`` and
+    ``instrument_feature_names_in_``; ``groups`` are needed (and validated) only when ``cluster`` is true.
+    """
+    side = SideArrays(_validate_instruments(Z, n_samples), _validate_controls(W, n_samples),
+                      _validate_groups(groups, n_samples, cluster))
+    record_side_arrays(est, Z, W, side)
+    return side
+
+
+def record_side_arrays(est, Z, W, side):
+    """Record the names and widths of the fit's side arrays (``Z``, ``W`` as the user passed them) on ``est``."""
+    k_w = 0 if side.W is None else side.W.shape[1]
+    columns = getattr(W, "columns", None)
+    est.n_controls_ = k_w
+    est.control_names_ = np.asarray([str(c) for c in columns] if columns is not None and k_w
+                                    else [f"w{j}" for j in range(k_w)], dtype=object)
+    est.control_feature_names_in_ = side_feature_names(W)
+    est.instrument_feature_names_in_ = side_feature_names(Z)
+
+
+def check_side_arrays(est, n_samples, **arrays):
+    """Validate the Z and W of a ``predict`` / ``score`` call against those seen at fit, as scikit-learn checks X.
+
+    Checks the arrays passed by keyword (``Z=...``, ``W=...``; a keyword given as None counts as passed): W is
+    required exactly when fit had controls, with their names (for DataFrames) and number; Z, when given after a
+    fit with instruments, must have their names and number. Used by the estimators and by the scorers.
+    """
+    owner = type(est).__name__
+    Z, W = arrays.get("Z"), arrays.get("W")
+    k_w = getattr(est, "n_controls_", 0)
+    if "W" in arrays and W is None and k_w:
+        calls = "predict(X, W=W) and score(X, y, Z=Z, W=W)" if hasattr(est, "predict") else "score(X, Z=Z, W=W)"
+        raise ValueError(
+            f"{owner} was fitted with {k_w} controls W: pass W=... (the controls of these samples), as {calls}. "
+            "In GridSearchCV and cross_validate, W reaches the scoring only with metadata routing on "
+            "(sklearn.set_config(enable_metadata_routing=True)) and scoring=make_iv_scorer() or the estimator's own "
+            "score; a scorer that calls predict(X) alone, such as 'r2', cannot score a model with controls.")
+    if W is not None:
+        if not k_w:
+            raise ValueError(f"{owner} was fitted without controls W, but W was passed; refit with W=... to use "
+                             "controls.")
+        _check_side_feature_names(est, W, "W", getattr(est, "control_feature_names_in_", None))
+    if Z is not None:
+        _check_side_feature_names(est, Z, "Z", getattr(est, "instrument_feature_names_in_", None))
+    side = SideArrays(_validate_side_array(Z, n_samples, "Z"), _validate_side_array(W, n_samples, "W"))
+    if side.W is not None and side.W.shape[1] != k_w:
+        raise ValueError(f"W has {side.W.shape[1]} columns, but {owner} is expecting {k_w} controls as input "
+                         f"(n_controls_={k_w}).")
+    k_z = getattr(est, "n_instruments_", None)
+    if side.Z is not None and getattr(est, "instruments_supplied_", False) and side.Z.shape[1] != k_z:
+        raise ValueError(f"Z has {side.Z.shape[1]} columns, but {owner} is expecting {k_z} instruments as input "
+                         f"(n_instruments_={k_z}).")
+    return side
+
+
+def _check_side_feature_names(est, A, name, fitted_names):
     """Check the columns of side array ``name`` against those seen at fit, as scikit-learn checks X's.
 
     Reordered or renamed columns raise (they would silently meet the wrong coefficients); names present on
@@ -95,9 +165,9 @@ def check_side_feature_names(est, A, name, fitted_names):
     raise ValueError(message)
 
 
-def _validate_groups(groups, n_samples, cov_type):
-    """Integer cluster labels (n,) for ``cov_type="cluster"``, else None (groups are ignored)."""
-    if cov_type != "cluster":
+def _validate_groups(groups, n_samples, cluster):
+    """Integer cluster labels (n,) when ``cluster`` (``cov_type="cluster"``), else None (groups are ignored)."""
+    if not cluster:
         return None
     if groups is None:
         raise ValueError("cov_type='cluster' needs the cluster labels: pass groups=... to fit.")
@@ -201,9 +271,9 @@ def _instrument_basis(Z, w, *, center=True, name="Z", warn_rank=True, controls=N
     return U[:, :k_z], S[:k_z], zbar
 
 
-def _fix_signs(W):
+def _fix_signs(A):
     """Deterministic column signs: the largest-magnitude entry of each column is positive."""
-    idx = np.argmax(np.abs(W), axis=0)
-    signs = np.sign(W[idx, np.arange(W.shape[1])])
+    idx = np.argmax(np.abs(A), axis=0)
+    signs = np.sign(A[idx, np.arange(A.shape[1])])
     signs[signs == 0] = 1.0
-    return W * signs
+    return A * signs
