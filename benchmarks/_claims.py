@@ -1,29 +1,27 @@
-"""README claims: every measured number in README.md, generated from the results with its source recorded."""
+"""Claims: every measured number quoted in prose, generated from the results with its source recorded.
 
-import json
+A :class:`Claim` is built piece by piece (prose without digits, labels taken from the tables, links, and numbers
+each with its source cell); ``tests/test_readme_claims.py`` checks every piece against the tables. Each family has
+one claim (:data:`CLAIMS`: its benchmarks' comparisons in words, shown on its ``docs/benchmarks`` page) and one
+verdict (a word and the count of cases behind it, shown in the README's estimators table).
+"""
+
 import math
 import re
+from dataclasses import dataclass, field
 
-from benchmarks import _layout
-from benchmarks._harness import (
-    _as_number,
-    case_pairs,
-    headline_pair,
-)
+from benchmarks._harness import _as_number, case_pairs, headline_pair
 from benchmarks._headlines import (
-    DECLARED,
-    _is_number,
-    _load_results,
-    _method_of,
-    _relative,
-    _rows,
-    _verdict,
+    PRIMARY,
+    VERDICT_WORDS,
     headline_args,
     headline_of,
+    is_number,
+    pick,
+    spec_with,
+    verdict_word,
 )
-
-# ------------------------------------------------------------------------------------------- README claims
-CLAIM_SPAN = re.compile(r"<!-- claim:(?P<id>[\w-]+) -->(?P<text>.*?)<!-- /claim:(?P=id) -->", re.DOTALL)
+from benchmarks._results import METHOD_FAMILIES, candidates
 
 
 def _num(value):
@@ -38,10 +36,16 @@ def _num(value):
     return short if float(short) == value else f"{value:#.3g}".rstrip(".")
 
 
+_RST_SPECIAL = re.compile(r"([\\*`|_\[\]<>])")
+
+
+def rst_escape(text):
+    """Text that docutils shows as written (no emphasis, references or substitutions from ``*``, ``_``, ``|``)."""
+    return _RST_SPECIAL.sub(r"\\\1", str(text))
+
+
 class Claim:
-    """A README claim built piece by piece: prose without digits, strings taken from the tables (labels), links
-    to results files, and numbers, each with its source (result file, row, column). ``record`` keeps the pieces,
-    which ``tests/test_readme_claims.py`` checks one by one against the tables."""
+    """Prose whose numbers and names come from the results tables, with their sources (see the module doc)."""
 
     def __init__(self):
         self.parts = []
@@ -71,132 +75,30 @@ class Claim:
         return self
 
     @staticmethod
-    def _render(part):
+    def render_part(part, markup="md"):
+        """One piece as Markdown (``markup="md"``) or reStructuredText (``"rst"``)."""
         if "num" in part:
             return part["num"] + part["unit"]
-        if "link" in part:
-            return f"[{part['label']}]({part['link']})"
-        return part.get("say", part.get("label"))
+        text = part.get("say", part.get("label"))
+        if markup == "rst":
+            return f"``{part['link']}``" if "link" in part else rst_escape(text)
+        return f"[{part['label']}]({part['link']})" if "link" in part else text
+
+    def render(self, markup="md"):
+        return "".join(self.render_part(p, markup) for p in self.parts)
 
     @property
     def text(self):
-        return "".join(self._render(part) for part in self.parts)
+        return self.render("md")
 
-    def record(self, claim_id):
-        return {"id": claim_id, "text": self.text, "parts": self.parts}
+    def record(self, claim_id, shown_in):
+        return {"id": claim_id, "shown_in": shown_in, "text": self.text, "parts": self.parts}
 
 
 def _value(cell):
     """A cell as a number (``"0.107 ± 0.006"`` -> 0.107), else None."""
     number = _as_number(cell) if cell is not None else None
     return None if number is None or math.isnan(number) else number
-
-
-def _source(result, index, column):
-    path = result["dir"] / f"{result['name']}.json"
-    try:
-        path = path.relative_to(_layout.ROOT)
-    except ValueError:  # results outside the repository (the report's tests)
-        pass
-    return {"file": path.as_posix(), "row": index, "column": column}
-
-
-def _candidates():
-    """Every result on disk, full-mode directory and quick directory."""
-    return _load_results(_layout.RESULTS) + (_load_results(_layout.QUICK) if _layout.QUICK.exists() else [])
-
-
-def _mode(result):
-    return "quick" if "--quick" in str(result["payload"].get("command", "")) else "full"
-
-
-def pick(base, results=None):
-    """The result the README quotes for benchmark ``base``: the full-mode directory's table, else the newest
-    quick table (``results/quick/BASE.json``); a table whose declared headline
-    finds no pair (a partial run) gives way to the next."""
-    results = _candidates() if results is None else results
-    full = [r for r in results if r["dir"] == _layout.RESULTS and r["name"] == base]
-    quick = sorted((r for r in results if r["name"] == base and r not in full),
-                   key=lambda r: str(r["payload"].get("date", "")), reverse=True)
-    ranked = full + quick
-    # a table whose headline has a baseline to stand beside wins; a partial full run does not hide a quick one
-    return next((r for r in ranked if headline_args(r) is None or headline_of(r) is not None),
-                ranked[0] if ranked else None)
-
-
-def _where_text(c, result, head):
-    spec_where = (head.get("spec") or {}).get("where") or {}
-    first = True
-    for column in spec_where:
-        value = head.get(column)
-        c.say("" if first else ", ")
-        first = False
-        if isinstance(value, str):
-            c.label(value)
-        elif isinstance(value, (int, float)) and not isinstance(value, bool):
-            c.label(column).say("=").num(value, _source(result, head["ours_index"], column))
-        else:
-            c.label(column).say("=").label(str(value))
-    if first:
-        c.say("whole table")
-
-
-def _pair_numbers(c, result, head, what):
-    """``ours value`` / ``baseline value`` / ratio of a pair."""
-    metric = head["spec"]["metric"]
-    io, ib = head["ours_index"], head["baseline_index"]
-    if what == "ours":
-        c.num(head["ours_value"], _source(result, io, metric))
-    elif what == "baseline":
-        c.num(head["baseline_value"], _source(result, ib, metric))
-    else:
-        c.num(head["ratio_ours_over_baseline"], _source(result, io, metric), _source(result, ib, metric),
-              kind="ratio", unit="×")
-
-
-def headline_table(results=None):
-    """The README headline table (one row per benchmark, ours beside the strongest baseline) and its sources."""
-    results = _candidates() if results is None else results
-    bases = list(DECLARED) + sorted({r["name"] for r in results
-                                     if isinstance(r["payload"].get("headline"), dict)} - set(DECLARED))
-    header = ["method", "benchmark", "case", "metric", "ours", "strongest baseline", "ours / baseline",
-              "ours better?", "cost: ours vs baseline", "seeds: ours vs baseline"]
-    claim = Claim().say("| " + " | ".join(header) + " |\n|" + "|".join("---" for _ in header) + "|\n")
-    for base in bases:
-        result = pick(base, results)
-        if result is None:
-            continue
-        head = headline_of(result)
-        if head is None or head.get("legacy"):
-            continue
-        link = f"benchmarks/results/{_relative(result['dir'] / (result['name'] + '.md'))}"
-        claim.say(f"| {_method_of(base)} | ").link(result["name"], link).say(f" ({_mode(result)} run) | ")
-        _where_text(claim, result, head)
-        claim.say(" | ").label(head["spec"]["metric"])
-        claim.say(" (lower is better) | " if head["spec"]["lower_is_better"] else " (higher is better) | ")
-        claim.label(head["ours"]).say(": ")
-        _pair_numbers(claim, result, head, "ours")
-        claim.say(" | ").label(head["baseline"]).say(": ")
-        _pair_numbers(claim, result, head, "baseline")
-        claim.say(f" (strongest of {_words(len(head['baselines_compared']))}) | ")
-        _pair_numbers(claim, result, head, "ratio")
-        claim.say(f" | {_verdict(head)} | ")
-        cost = head["spec"].get("cost")
-        if cost and _value(head.get("ours_cost")) is not None and _value(head.get("baseline_cost")) is not None:
-            claim.label(cost).say(" ").num(_value(head["ours_cost"]), _source(result, head["ours_index"], cost))
-            claim.say(" vs ").num(_value(head["baseline_cost"]), _source(result, head["baseline_index"], cost))
-        else:
-            claim.say("-")
-        claim.say(" | ")
-        seeds = head["spec"].get("seeds")
-        if seeds and _is_number(head.get("ours_seeds")) and _is_number(head.get("baseline_seeds")):
-            claim.num(head["ours_seeds"], _source(result, head["ours_index"], seeds)).say(" vs ")
-            claim.num(head["baseline_seeds"], _source(result, head["baseline_index"], seeds))
-        else:
-            claim.say("-")
-        claim.say(" |\n")
-    claim.parts[-1]["say"] = claim.parts[-1]["say"].rstrip("\n")
-    return claim.text, claim
 
 
 _WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
@@ -207,18 +109,37 @@ def _words(n):
     return _WORDS[n] if n < len(_WORDS) else "many"
 
 
-# --------------------------------------------------------------------------- claim builders (README status)
-def _case_label(c, head, over):
-    for i, column in enumerate(over):
-        c.say("" if i == 0 else " ")
+# ------------------------------------------------------------------------------------------- pieces of claims
+def _where_text(c, result, head):
+    first = True
+    for column in (head.get("spec") or {}).get("where") or {}:
         value = head.get(column)
+        c.say("" if first else ", ")
+        first = False
         if isinstance(value, str):
             c.label(value)
+        elif is_number(value):
+            c.label(column).say("=").num(value, result.source(head["ours_index"], column))
         else:
             c.label(column).say("=").label(str(value))
+    if first:
+        c.say("whole table")
 
 
-def _range(c, result, pairs, what, unit=""):
+def _pair_numbers(c, result, head, what):
+    """``ours`` value, ``baseline`` value or ``ratio`` of a pair."""
+    metric = head["spec"]["metric"]
+    io, ib = head["ours_index"], head["baseline_index"]
+    if what == "ours":
+        c.num(head["ours_value"], result.source(io, metric))
+    elif what == "baseline":
+        c.num(head["baseline_value"], result.source(ib, metric))
+    else:
+        c.num(head["ratio_ours_over_baseline"], result.source(io, metric), result.source(ib, metric),
+              kind="ratio", unit="×")
+
+
+def _range(c, result, pairs, what):
     """``lo–hi`` of the pairs' ``what`` values ("ours", "baseline" or "ratio"), each end with its source."""
     key = {"ours": "ours_value", "baseline": "baseline_value", "ratio": "ratio_ours_over_baseline"}[what]
     lo, hi = min(pairs, key=lambda h: h[key]), max(pairs, key=lambda h: h[key])
@@ -226,55 +147,56 @@ def _range(c, result, pairs, what, unit=""):
     if _num(hi[key]) != _num(lo[key]):
         c.say("–")
         _pair_numbers(c, result, hi, what)
-    if unit:
-        c.say(unit)
 
 
 def _seeds(c, result, pairs, side="ours"):
     column = pairs[0]["spec"].get("seeds")
-    values = [(h[f"{side}_seeds"], h[f"{side}_index"]) for h in pairs if _is_number(h.get(f"{side}_seeds"))]
+    values = [(h[f"{side}_seeds"], h[f"{side}_index"]) for h in pairs if is_number(h.get(f"{side}_seeds"))]
     if not column or not values:
         return False
     lo, hi = min(values), max(values)
-    c.num(lo[0], _source(result, lo[1], column))
+    c.num(lo[0], result.source(lo[1], column))
     if hi[0] != lo[0]:
-        c.say("–").num(hi[0], _source(result, hi[1], column))
+        c.say("–").num(hi[0], result.source(hi[1], column))
     return True
 
 
-def _count(c, result, pairs, predicate):
-    hits = [h for h in pairs if predicate(h)]
-    c.num(len(hits), *[_source(result, h["ours_index"], h["spec"]["metric"]) for h in hits], kind="count")
-    c.say("/").num(len(pairs), *[_source(result, h["ours_index"], h["spec"]["metric"]) for h in pairs],
-                   kind="count")
+def _seed_word(pairs, side):
+    return "seed" if all(h.get(f"{side}_seeds") == 1 for h in pairs) else "seeds"
+
+
+def _count(c, pairs, predicate):
+    """``k/n``: how many of the pairs (each ``(result, pair)``) satisfy ``predicate``, each case its source."""
+    def sources(items):
+        return [r.source(h["ours_index"], h["spec"]["metric"]) for r, h in items]
+
+    hits = [(r, h) for r, h in pairs if predicate(h)]
+    c.num(len(hits), *sources(hits), kind="count").say("/").num(len(pairs), *sources(pairs), kind="count")
 
 
 def _strongest_names(c, pairs):
-    names = list(dict.fromkeys(h["baseline"] for h in pairs))
-    for i, name in enumerate(names):
+    for i, name in enumerate(dict.fromkeys(h["baseline"] for h in pairs)):
         c.say("" if i == 0 else ", ").label(name)
 
 
 def range_claim(c, result, args, over, noun, *, metric_label=None, cost=True, values=True, **where):
     """Ours vs the strongest baseline of each case (the ``over`` columns) among the rows ``where`` selects;
-    ``values=False`` leaves out the ranges of the raw values (cases on different scales) and keeps counts and
-    ratios."""
-    spec = headline_pair_spec(args, where)
-    pairs = case_pairs(_rows(result), spec, over)
+    ``values=False`` leaves out the ranges of the raw values (cases on different scales). Returns the pairs."""
+    pairs = case_pairs(result.rows, spec_with(args, where), over)
     if not pairs:
-        c.say(f"no {noun} with a baseline in ").label(result["name"])
+        c.say(f"no {noun} with a baseline in ").label(result.name)
         return []
     metric = metric_label or pairs[0]["spec"]["metric"]
-    say_metric = c.say if metric_label and not re.search(r"\d", metric_label) else c.label  # prose or a column
+    say_metric = c.say if metric_label and not re.search(r"\d", metric_label) else c.label
     one = noun.removesuffix("s")
-    seeded = all(_is_number(h.get("ours_seeds")) and _is_number(h.get("baseline_seeds")) for h in pairs) \
-        and bool(pairs[0]["spec"].get("seeds"))
-    say_metric(metric).say(" over ").num(len(pairs), *[_source(result, h["ours_index"], h["spec"]["metric"])
-                                                   for h in pairs], kind="count").say(f" {noun}")
+    seeded = bool(pairs[0]["spec"].get("seeds")) and all(
+        is_number(h.get("ours_seeds")) and is_number(h.get("baseline_seeds")) for h in pairs)
+    say_metric(metric).say(" over ").num(len(pairs), *[result.source(h["ours_index"], h["spec"]["metric"])
+                                                      for h in pairs], kind="count").say(f" {noun}")
     if seeded:
         c.say(" (")
         _seeds(c, result, pairs)
-        c.say(" seeds per " + one + ")")
+        c.say(f" {_seed_word(pairs, 'ours')} per {one})")
     c.say(": ").label(pairs[0]["ours"])
     if values:
         c.say(" ")
@@ -288,13 +210,13 @@ def range_claim(c, result, args, over, noun, *, metric_label=None, cost=True, va
     if seeded:
         c.say("; ")
         _seeds(c, result, pairs, "baseline")
-        c.say(" seeds")
+        c.say(" " + _seed_word(pairs, "baseline"))
     c.say("); ours better in ")
-    _count(c, result, pairs, lambda h: h["verdict"] == "ours better")
-    ties = [h for h in pairs if h["verdict"] == "tie"]
-    if ties:
+    tagged = [(result, h) for h in pairs]
+    _count(c, tagged, lambda h: h["verdict"] == "ours better")
+    if any(h["verdict"] == "tie" for h in pairs):
         c.say(", equal in ")
-        _count(c, result, pairs, lambda h: h["verdict"] == "tie")
+        _count(c, tagged, lambda h: h["verdict"] == "tie")
     c.say(", ours / baseline ")
     _range(c, result, pairs, "ratio")
     column = pairs[0]["spec"].get("cost")
@@ -302,29 +224,17 @@ def range_claim(c, result, args, over, noun, *, metric_label=None, cost=True, va
                                for h in pairs):
         big = max(pairs, key=lambda h: _value(h["ours_cost"]))
         c.say("; ").label(column).say(" ours ")
-        c.num(_value(big["ours_cost"]), _source(result, big["ours_index"], column))
-        c.say(" vs ").num(_value(big["baseline_cost"]), _source(result, big["baseline_index"], column))
+        c.num(_value(big["ours_cost"]), result.source(big["ours_index"], column))
+        c.say(" vs ").num(_value(big["baseline_cost"]), result.source(big["baseline_index"], column))
         c.say(" in the costliest " + one)
     return pairs
 
 
-def headline_pair_spec(args, where=None):
-    """The ``spec`` of a declaration with ``where`` replacing its case selection."""
-    head_keys = ("key", "ours", "metric", "lower_is_better", "not_baselines", "baselines", "cost", "seeds", "wins",
-                 "context")
-    spec = {k: args[k] for k in head_keys if k in args}
-    spec.setdefault("lower_is_better", True)
-    spec["ours"] = [spec["ours"]] if isinstance(spec["ours"], str) else list(spec["ours"])
-    spec["where"] = {**(args.get("where") or {}), **dict(where or {})} if where is None else dict(where)
-    return spec
-
-
 def pair_claim(c, result, args, **override):
-    """The declared headline (``override`` replaces declaration entries) in words."""
-    args = {**args, **override}
-    head = headline_pair(_rows(result), **args)
+    """The declared headline (``override`` replaces declaration entries) in words; returns the pair or None."""
+    head = headline_pair(result.rows, **{**args, **override})
     if head is None:
-        c.say("no baseline pair in ").label(result["name"])
+        c.say("no baseline pair in ").label(result.name)
         return None
     c.label(head["ours"]).say(" ")
     _pair_numbers(c, result, head, "ours")
@@ -341,51 +251,59 @@ def pair_claim(c, result, args, **override):
     column = head["spec"].get("cost")
     if column and _value(head.get("ours_cost")) is not None and _value(head.get("baseline_cost")) is not None:
         c.say("; ").label(column).say(" ")
-        c.num(_value(head["ours_cost"]), _source(result, head["ours_index"], column))
-        c.say(" vs ").num(_value(head["baseline_cost"]), _source(result, head["baseline_index"], column))
+        c.num(_value(head["ours_cost"]), result.source(head["ours_index"], column))
+        c.say(" vs ").num(_value(head["baseline_cost"]), result.source(head["baseline_index"], column))
     for column in head["spec"].get("context") or []:
-        if _is_number(head.get(f"ours_{column}")) and _is_number(head.get(f"baseline_{column}")):
+        if is_number(head.get(f"ours_{column}")) and is_number(head.get(f"baseline_{column}")):
             c.say("; ").label(column).say(" ")
-            c.num(head[f"ours_{column}"], _source(result, head["ours_index"], column)).say(" vs ")
-            c.num(head[f"baseline_{column}"], _source(result, head["baseline_index"], column))
-    if head["spec"].get("seeds") and _is_number(head.get("ours_seeds")):
-        c.say("; ").num(head["ours_seeds"], _source(result, head["ours_index"], head["spec"]["seeds"]))
-        c.say(" vs ").num(head["baseline_seeds"], _source(result, head["baseline_index"], head["spec"]["seeds"]))
+            c.num(head[f"ours_{column}"], result.source(head["ours_index"], column)).say(" vs ")
+            c.num(head[f"baseline_{column}"], result.source(head["baseline_index"], column))
+    if head["spec"].get("seeds") and is_number(head.get("ours_seeds")):
+        c.say("; ").num(head["ours_seeds"], result.source(head["ours_index"], head["spec"]["seeds"]))
+        c.say(" vs ").num(head["baseline_seeds"], result.source(head["baseline_index"], head["spec"]["seeds"]))
         c.say(" seeds")
     c.say(")")
     return head
 
 
 def _from(c, result):
-    c.say(" [").label(result["name"]).say(f", {_mode(result)} run]")
+    c.say(" [").label(result.name).say(f", {result.mode} run]")
 
 
-def _claim_smave(c, results):
+# ------------------------------------------------------------------------------- one claim per method family
+# Each builder writes its family's claim and returns the quality comparisons ``(result, pair)`` its verdict
+# counts (timings and ablations are reported, not counted).
+def _claim_sdr(c, results):
     r = pick("smave", results)
     args = headline_args(r)
-    range_claim(c, r, args, ["case"], "synthetic cells", metric_label="planted-subspace distance",
-                section="synthetic")
-    c.say("; ")
-    range_claim(c, r, args, ["case"], "scaling cells", metric_label="planted-subspace distance", section="scaling")
-    c.say("; ")
-    range_claim(c, r, args, ["case"], "real-data cells", metric_label="kNN test MSE", cost=False, values=False,
-                section="real")
+    pairs = []
+    for j, (section, noun, label) in enumerate((("synthetic", "synthetic cells", "planted-subspace distance"),
+                                                ("scaling", "scaling cells", "planted-subspace distance"),
+                                                ("real", "real-data cells", "kNN test MSE"))):
+        c.say("" if j == 0 else "; ")
+        real = section == "real"
+        pairs += range_claim(c, r, args, ["case"], noun, metric_label=label, cost=not real, values=not real,
+                             section=section)
     _from(c, r)
+    return [(r, h) for h in pairs]
 
 
-def _claim_prbast(c, results):
+def _claim_spanning_trees(c, results):
     r = pick("prbast", results)
-    range_claim(c, r, headline_args(r), ["case"], "domains")
+    pairs = range_claim(c, r, headline_args(r), ["case"], "domains")
     _from(c, r)
+    return [(r, h) for h in pairs]
 
 
-def _claim_mixconfig(c, results):
+def _claim_configurations(c, results):
     r = pick("mixconfig", results)
+    pairs = []
     for j, (metric, cells) in enumerate((("accuracy", "classification cells"), ("r2", "regression cells"))):
         c.say("" if j == 0 else "; ")
-        range_claim(c, r, headline_args(r), ["dataset", "label_frac", "downstream"], cells,
-                    metric_label=metric, cost=j == 0, section="downstream", metric=metric)
+        pairs += range_claim(c, r, headline_args(r), ["dataset", "label_frac", "downstream"], cells,
+                             metric_label=metric, cost=j == 0, section="downstream", metric=metric)
     _from(c, r)
+    return [(r, h) for h in pairs]
 
 
 def _claim_iv(c, results):
@@ -402,60 +320,61 @@ def _claim_iv(c, results):
         others = [*args.get("not_baselines", []), *dict.fromkeys(h["baseline"] for h in same)]
         range_claim(c, r, {**args, "not_baselines": others}, ["cell"], "cells", cost=False, cell="G*")
     _from(c, r)
+    return [(r, h) for h in pairs]
 
 
-def _claim_ceo(c, results):
+def _claim_topology(c, results):
     r = pick("ceo", results)
     args = headline_args(r)
-    pair_claim(c, r, args)
+    head = pair_claim(c, r, args)
     c.say("; ")
-    range_claim(c, r, {**args, "ours": ["CEO signed", "CEO*"]}, ["case"], "point clouds", cost=False,
-                case="*(n=*")
-    scale = [(i, row) for i, row in enumerate(_rows(r)) if _is_number(row.get("peak_RSS_MB"))
+    pairs = range_claim(c, r, {**args, "ours": ["CEO signed", "CEO*"]}, ["case"], "point clouds", cost=False,
+                        case="*(n=*")
+    scale = [(i, row) for i, row in enumerate(r.rows) if is_number(row.get("peak_RSS_MB"))
              and str(row.get("method", "")).startswith("CEO")]
     if scale:
         i, row = max(scale, key=lambda t: (t[1].get("dense_nxn_MB") or 0, -t[1].get("fit_s", 0)))
         c.say("; largest timing case ").label(row["case"]).say(": ").label(row["method"]).say(" fit ")
-        c.num(row["fit_s"], _source(r, i, "fit_s"), unit=" s").say(" wall, peak RSS ")
-        c.num(row["peak_RSS_MB"], _source(r, i, "peak_RSS_MB"), unit=" MB")
-        if _is_number(row.get("tracemalloc_peak_MB")):
-            c.say(" (tracemalloc peak ").num(row["tracemalloc_peak_MB"], _source(r, i, "tracemalloc_peak_MB"),
+        c.num(row["fit_s"], r.source(i, "fit_s"), unit=" s").say(" wall, peak RSS ")
+        c.num(row["peak_RSS_MB"], r.source(i, "peak_RSS_MB"), unit=" MB")
+        if is_number(row.get("tracemalloc_peak_MB")):
+            c.say(" (tracemalloc peak ").num(row["tracemalloc_peak_MB"], r.source(i, "tracemalloc_peak_MB"),
                                               unit=" MB").say(")")
-        others = {x.get("method") for x in _rows(r) if x.get("case") == row["case"]} - {row["method"]}
+        others = {x.get("method") for x in r.rows if x.get("case") == row["case"]} - {row["method"]}
         c.say(", no baseline at that size" if not any(not str(m).startswith("CEO") for m in others) else "")
     _from(c, r)
+    return [(r, h) for h in ([head] if head else []) + pairs]
 
 
-def _claim_ma3s(c, results):
+def _claim_annotation(c, results):
     r = pick("ma3s", results)
     args = headline_args(r)
-    range_claim(c, r, args, ["dataset"], "datasets", metric_label="label accuracy at three labels per item "
-                "(majority vote)", cost=False, dataset="*")
+    pairs = range_claim(c, r, args, ["dataset"], "datasets", metric_label="label accuracy at three labels per "
+                        "item (majority vote)", cost=False, dataset="*")
     for metric, name in (("acc_3n_one_coin", "one-coin"), ("acc_3n_ds", "Dawid–Skene")):
-        pairs = case_pairs(_rows(r), headline_pair_spec({**args, "metric": metric}, {"dataset": "*"}), ["dataset"])
-        if pairs:
+        other = case_pairs(r.rows, spec_with({**args, "metric": metric}, {"dataset": "*"}), ["dataset"])
+        if other:
             c.say(f"; the same labels aggregated by {name}: ours better in ")
-            _count(c, r, pairs, lambda h: h["verdict"] == "ours better")
+            _count(c, [(r, h) for h in other], lambda h: h["verdict"] == "ours better")
             c.say(" datasets, ours / strongest baseline ")
-            _range(c, r, pairs, "ratio")
+            _range(c, r, other, "ratio")
     _from(c, r)
     t = pick("ma3s_timing", results)
     if t is not None:
         c.say("; ")
         pair_claim(c, t, headline_args(t))
         _from(c, t)
+    return [(r, h) for h in pairs]
 
 
-def _claim_twinquant(c, results):
+def _claim_quantization(c, results):
     r = pick("quantization", results)
-    if r is not None:
-        pair_claim(c, r, headline_args(r))
-        _from(c, r)
+    head = pair_claim(c, r, headline_args(r))
+    _from(c, r)
     a = pick("quantization_ablation", results)
     if a is not None:
-        rows = _rows(a)
-        split = a["payload"].get("splits", {}).get("ablation")
-        steps = [(i, row) for i, row in enumerate(rows) if str(row.get("method", "")).startswith("lr")]
+        split = a.payload.get("splits", {}).get("ablation")
+        steps = [(i, row) for i, row in enumerate(a.rows) if str(row.get("method", "")).startswith("lr")]
         if steps:
             tuning = split is not None and "calibration" in split.get("score", "")
             c.say("; default step sizes " + ("rechecked on the tuning split (fit and scored on calibration texts "
@@ -463,7 +382,7 @@ def _claim_twinquant(c, results):
                                              "scored on the headline's own held-out texts") + ": ")
             for j, (i, row) in enumerate(steps):
                 c.say("" if j == 0 else ", ").say("default / ").label(row["method"]).say(" error ")
-                c.num(row["default_err_ratio"], _source(a, i, "default_err_ratio"), unit="×")
+                c.num(row["default_err_ratio"], a.source(i, "default_err_ratio"), unit="×")
                 c.say(", default lower on ").label(row["default_wins"]).say(" layers")
             _from(c, a)
     k = pick("twinquant_kernel", results)
@@ -472,73 +391,127 @@ def _claim_twinquant(c, results):
             c.say("; quantized inference: ")
             pair_claim(c, k, headline_args(k))
             _from(c, k)
-        gpu = [row for row in _rows(k) if row.get("section", row.get("backend")) not in (None, "numba", "layer",
-                                                                                         "minilm")
-               and _is_number(row.get("ms", row.get("fused_ms")))]
+        gpu = [row for row in k.rows if row.get("section", row.get("backend")) not in (None, "numba", "layer",
+                                                                                       "minilm")
+               and is_number(row.get("ms", row.get("fused_ms")))]
         c.say("; fused kernel: " + ("GPU rows in " if gpu else "no GPU timing yet (CPU rows only) in "))
-        c.label(k["name"])
+        c.label(k.name)
+    return [(r, head)] if head else []
 
 
-def _claim_scaleout(c, results):
+def _claim_transport(c, results):
+    r = pick("transport", results)
+    pairs = range_claim(c, r, headline_args(r), ["path", "budget"], "path and budget cases", cost=False,
+                        metric_label="mean squared Wasserstein distance to the true path")
+    _from(c, r)
+    return [(r, h) for h in pairs]
+
+
+def _claim_ecosystem(c, results):
     r = pick("scaleout", results)
-    rows = _rows(r)
-    modes = [m for m in dict.fromkeys(row.get("mode") for row in rows) if m and m != "sequential"]
+    modes = [m for m in dict.fromkeys(row.get("mode") for row in r.rows) if m and m != "sequential"]
     for j, mode in enumerate(modes):
-        values = [(row["speedup_vs_sequential"], i) for i, row in enumerate(rows)
-                  if row.get("mode") == mode and _is_number(row.get("speedup_vs_sequential"))]
+        values = [(row["speedup_vs_sequential"], i) for i, row in enumerate(r.rows)
+                  if row.get("mode") == mode and is_number(row.get("speedup_vs_sequential"))]
         if not values:
             continue
         lo, hi = min(values), max(values)
-        c.say("" if j == 0 else "; ").label(mode).say(" ")
-        c.num(lo[0], _source(r, lo[1], "speedup_vs_sequential"))
+        c.say("GridSearchCV speed-up over the sequential search: " if j == 0 else "; ").label(mode).say(" ")
+        c.num(lo[0], r.source(lo[1], "speedup_vs_sequential"))
         if _num(hi[0]) != _num(lo[0]):
-            c.say("–").num(hi[0], _source(r, hi[1], "speedup_vs_sequential"))
-        c.say("× over ").num(len(values), *[_source(r, i, "speedup_vs_sequential") for _, i in values],
+            c.say("–").num(hi[0], r.source(hi[1], "speedup_vs_sequential"))
+        c.say("× over ").num(len(values), *[r.source(i, "speedup_vs_sequential") for _, i in values],
                              kind="count").say(" workloads")
     _from(c, r)
+    return []  # speed-ups of the same estimator, not a comparison with a baseline
 
 
-CLAIM_NEEDS = {"twinquant": "quantization"}  # claim -> the table it cannot do without (default: same name)
-CLAIMS = {"smave": _claim_smave, "prbast": _claim_prbast, "mixconfig": _claim_mixconfig, "iv": _claim_iv,
-          "ceo": _claim_ceo, "ma3s": _claim_ma3s, "twinquant": _claim_twinquant, "scaleout": _claim_scaleout}
+CLAIMS = {"sdr": _claim_sdr, "spanning_trees": _claim_spanning_trees, "configurations": _claim_configurations,
+          "iv": _claim_iv, "topology": _claim_topology, "annotation": _claim_annotation,
+          "quantization": _claim_quantization, "transport": _claim_transport, "ecosystem": _claim_ecosystem}
+
+
+@dataclass
+class FamilyClaims:
+    """A family's claim (its comparisons in words) and its verdict (a word and the cases behind it)."""
+
+    family: str
+    claim: Claim
+    verdict: Claim
+    word: str = ""
+    pairs: list = field(default_factory=list)
+
+
+def _verdict(pairs):
+    c = Claim()
+    if not pairs:
+        return c.say("no baseline comparison"), ""
+    word = verdict_word([h for _, h in pairs])
+    c.say(f"{word} (ours better in ")
+    _count(c, pairs, lambda h: h["verdict"] == "ours better")
+    if any(h["verdict"] == "tie" for _, h in pairs):
+        c.say(", equal in ")
+        _count(c, pairs, lambda h: h["verdict"] == "tie")
+    return c.say(")"), word
 
 
 def build_claims(results=None):
-    """Every README claim as ``{id: Claim}`` from the results on disk (a missing table says so, in words)."""
-    results = _candidates() if results is None else results
+    """``{family: FamilyClaims}`` from the results on disk (a missing table says so, in words)."""
+    results = candidates() if results is None else results
     out = {}
-    for claim_id, build in CLAIMS.items():
+    for family, build in CLAIMS.items():
+        needs = PRIMARY[family]
         c = Claim()
-        needs = CLAIM_NEEDS.get(claim_id, claim_id)
+        pairs = []
         if pick(needs, results) is None:
-            out[claim_id] = c.say("no results table yet (").label(needs).say(")")
-            continue
-        try:
-            build(c, results)
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a table without the expected columns
-            c = Claim().say(f"claim not generated ({type(exc).__name__}: ").label(str(exc)[:80]).say(")")
-        out[claim_id] = c
+            c.say("no results table yet (").label(needs).say(")")
+        else:
+            try:
+                pairs = build(c, results)
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a table without expected columns
+                c, pairs = Claim().say(f"claim not generated ({type(exc).__name__}: ").label(str(exc)[:80]), []
+                c.say(")")
+        verdict, word = _verdict(pairs)
+        out[family] = FamilyClaims(family, c, verdict, word, pairs)
     return out
 
 
-def update_readme(results=None):
-    """Rewrite the README's headline table and claim spans from the results on disk; write CLAIMS.json."""
-    if not _layout.README.exists():
-        return
-    results = _candidates() if results is None else results
-    text = _layout.README.read_text()
-    records = []
-    if _layout.README_START in text and _layout.README_END in text:
-        table, claim = headline_table(results)
-        head, rest = text.split(_layout.README_START, 1)
-        _, tail = rest.split(_layout.README_END, 1)
-        text = f"{head}{_layout.README_START}\n{table}\n{_layout.README_END}{tail}"
-        records.append(claim.record("headlines"))
-    claims = build_claims(results)
-    text = CLAIM_SPAN.sub(lambda m: f"<!-- claim:{m['id']} -->{claims[m['id']].text}<!-- /claim:{m['id']} -->"
-                          if m["id"] in claims else m[0], text)
-    records += [claims[m["id"]].record(m["id"]) for m in CLAIM_SPAN.finditer(text) if m["id"] in claims]
-    _layout.README.write_text(text)
-    _layout.CLAIMS_FILE.write_text(json.dumps(records, indent=1, ensure_ascii=False) + "\n")
-    print(f"updated the headline table and {len(records) - 1} claims in {_layout.README.name}; "
-          f"sources in {_layout.CLAIMS_FILE}")
+# ------------------------------------------------------------------------------------ the README headline table
+def headline_table(results=None, link_prefix=""):
+    """One row per family (its :data:`PRIMARY` benchmark): ours beside the strongest baseline, the run's mode."""
+    results = candidates() if results is None else results
+    header = ["family", "benchmark", "run", "case", "metric", "ours", "strongest baseline", "ours / baseline",
+              "verdict"]
+    claim = Claim().say("| " + " | ".join(header) + " |\n|" + "|".join("---" for _ in header) + "|\n")
+    for family in METHOD_FAMILIES:
+        result = pick(PRIMARY[family], results)
+        head = headline_of(result) if result is not None else None
+        if head is None or head.get("legacy"):
+            continue
+        claim.say(f"| {family} | ").link(result.name, link_prefix + result.path(".md").as_posix())
+        claim.say(f" | {result.mode} | ")
+        _where_text(claim, result, head)
+        claim.say(" | ").label(head["spec"]["metric"])
+        claim.say(" (lower is better) | " if head["spec"]["lower_is_better"] else " (higher is better) | ")
+        claim.label(head["ours"]).say(" ")
+        _pair_numbers(claim, result, head, "ours")
+        claim.say(" | ").label(head["baseline"]).say(" ")
+        _pair_numbers(claim, result, head, "baseline")
+        claim.say(f" (strongest of {_words(len(head['baselines_compared']))}) | ")
+        _pair_numbers(claim, result, head, "ratio")
+        claim.say(f" | {VERDICT_WORDS[head['verdict']]} |\n")
+    claim.parts[-1]["say"] = claim.parts[-1]["say"].rstrip("\n")
+    return claim
+
+
+def quick_rows_note(results=None):
+    """Names the README headline rows that come from quick runs (reduced grids and seeds), or says there are none."""
+    results = candidates() if results is None else results
+    quick = [r for r in (pick(PRIMARY[f], results) for f in METHOD_FAMILIES) if r is not None and r.mode == "quick"]
+    c = Claim()
+    if not quick:
+        return c.say("Every row comes from a full run.")
+    c.say("Rows from quick runs (reduced grids and seeds; no full run committed yet): ")
+    for i, r in enumerate(quick):
+        c.say("" if i == 0 else ", ").label(r.name)
+    return c.say(".")

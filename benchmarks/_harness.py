@@ -1,8 +1,9 @@
 """What every benchmark module shares: the machine record, result tables, and headline pairs.
 
-A module times its cases with :func:`benchmarks._timing.timed`, writes ``benchmarks/results/NAME.json`` plus
-``NAME.md`` with the command that reproduces them (:func:`write_results`), and declares its headline pair: ours
-beside the strongest baseline of the same case (:func:`headline_pair`).
+A module times its cases with :mod:`benchmarks._timing` (``timed``, ``Stopwatch``), writes
+``benchmarks/results/NAME.json`` plus ``NAME.md`` with the command that reproduces them (:func:`write_results`;
+quick runs go to ``results/quick/``), and declares its headline pair: ours beside the strongest baseline of the
+same case (:func:`headline_pair`).
 """
 
 import fnmatch
@@ -16,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-# ``python -m benchmarks all`` points this at ``results/quick/`` so that its quick runs never overwrite the
-# full-mode tables committed in ``results/``.
+# Full runs write here, quick runs into its quick/ folder (results_dir); SKLEARN_FRONTIER_BENCH_RESULTS points a
+# run elsewhere (a scratch folder, say).
 RESULTS = Path(os.environ.get("SKLEARN_FRONTIER_BENCH_RESULTS") or Path(__file__).parent / "results")
 
 
@@ -37,10 +38,6 @@ def machine_info():
         ],
     }
     return info
-
-
-
-
 
 
 def markdown_table(rows, columns):

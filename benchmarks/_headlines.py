@@ -1,63 +1,20 @@
-"""Headline pairs of the benchmark results: ours beside the strongest baseline of the same case, from the rows."""
+"""Headline pairs: ours beside the strongest baseline of the same case, recomputed from a result's rows.
 
-import json
+A benchmark stores its declaration (``payload["headline"]["spec"]``, from :func:`benchmarks._harness.headline_pair`);
+results written before that carry none and take it from :data:`DECLARED`. The baseline is never named: it is the
+strongest remaining row of the case.
+"""
 
-from benchmarks import _layout
-from benchmarks._harness import (
-    headline_pair,
-)
+import re
 
-# benchmark result name prefix -> method family (package), for the per-method headline
-METHOD_OF = {"smave": "sdr", "sdr": "sdr", "prbast": "spanning_trees", "bast": "spanning_trees",
-             "spanning": "spanning_trees", "mixconfig": "configurations", "configurations": "configurations",
-             "iv": "iv", "ceo": "topology", "topology": "topology", "ma3s": "annotation", "annotation": "annotation",
-             "twinquant": "quantization", "wush": "quantization", "quantization": "quantization",
-             "transport": "transport", "lot": "transport",
-             "minilm": "quantization", "skorch": "(ecosystem)",
-             "scaleout": "(ecosystem)", "kernels": "(kernels)"}
+from benchmarks._harness import headline_pair
+from benchmarks._results import candidates, family_of
 
+_method_of = family_of  # the name docs/conf.py imports
 
-
-def _load_results(source):
-    results = []
-    for path in sorted(source.glob("*.json")):
-        if path.name.endswith(".partial.json") or path.name.startswith("_") or path == _layout.CLAIMS_FILE:
-            continue  # checkpoints, run records, the README claims' sources
-        try:
-            payload = json.loads(path.read_text())
-        except (OSError, ValueError) as exc:
-            print(f"skipping unreadable {path.name}: {exc}")
-            continue
-        if not isinstance(payload, dict):
-            continue
-        md = path.with_suffix(".md")
-        results.append({"name": path.stem, "payload": payload, "mtime": path.stat().st_mtime, "dir": source,
-                        "markdown": md.read_text() if md.exists() else ""})
-    return results
-
-
-def _method_of(name):
-    for prefix in sorted(METHOD_OF, key=len, reverse=True):
-        if name.startswith(prefix):
-            return METHOD_OF[prefix]
-    return "?"
-
-
-def _headline_row(payload):
-    """The row a benchmark marks as its headline (``payload["headline"]``: index or dict), else its first."""
-    rows = payload.get("rows") or []
-    headline = payload.get("headline")
-    if isinstance(headline, dict):
-        return headline
-    if isinstance(headline, int) and 0 <= headline < len(rows):
-        return rows[headline]
-    return rows[0] if rows else {}
-
-
-# Headline declarations for results written before the benchmarks stored theirs (``payload["headline"]["spec"]``);
-# the same as the benchmark modules' ``headline_pair`` calls. ``ours``: our headline label, then our own variants
-# (ablations, tuning-grid points: never baselines); ``not_baselines``: oracles and rows of another regime. The
-# baseline is never named: it is the strongest remaining row of the case.
+# Declarations for results that do not store theirs; the same as the benchmark modules' ``headline_pair`` calls.
+# ``ours``: our headline label, then our own variants (ablations, tuning-grid points: never baselines);
+# ``not_baselines``: oracles and rows of another regime.
 DECLARED = {
     "ceo": {"key": "method", "ours": ["CEO(c=0.5,eps=0.001,norm=True)", "CEO*"], "metric": "ARI",
             "lower_is_better": False, "cost": "fit_s", "seeds": "seeds", "case": "G1 hypergraph SBM*"},
@@ -84,6 +41,14 @@ DECLARED = {
     "scaleout": {"key": "mode", "ours": ["n_jobs=2 (loky)", "dask*"], "metric": "wall_median_s", "case": "suite: *"},
 }
 
+# The benchmark whose headline speaks for each family (the README's headline table has one row per family).
+PRIMARY = {"sdr": "smave", "spanning_trees": "prbast", "configurations": "mixconfig", "iv": "iv",
+           "topology": "ceo", "annotation": "ma3s", "quantization": "quantization", "transport": "transport",
+           "ecosystem": "scaleout"}
+
+HEAD_KEYS = ("key", "ours", "metric", "lower_is_better", "not_baselines", "baselines", "cost", "seeds", "wins",
+             "context")
+
 
 def _spec_args(spec):
     """``headline_pair`` keyword arguments from a stored ``spec``."""
@@ -93,92 +58,80 @@ def _spec_args(spec):
     return {**args, "where": dict(spec.get("where") or {})}
 
 
-def _where_of(args):
-    """The case selection of a declaration (its ``where`` dict and its column keywords)."""
-    known = {"key", "ours", "metric", "lower_is_better", "not_baselines", "baselines", "cost", "seeds", "wins",
-             "context", "baseline", "where"}
-    return {**(args.get("where") or {}), **{k: v for k, v in args.items() if k not in known}}
-
-
 def headline_args(result):
     """The headline declaration of a result: the one it stored, else :data:`DECLARED`'s, else None."""
-    stored = result["payload"].get("headline")
+    stored = result.payload.get("headline")
     if isinstance(stored, dict) and isinstance(stored.get("spec"), dict):
         return _spec_args(stored["spec"])
-    return DECLARED.get(result["name"])
+    return DECLARED.get(result.base)
 
 
-def _rows(result):
-    return [r for r in result["payload"].get("rows") or [] if isinstance(r, dict)]
+def spec_with(args, where=None):
+    """The ``spec`` of a declaration, its case selection replaced by ``where`` when given."""
+    spec = {k: args[k] for k in HEAD_KEYS if k in args}
+    spec.setdefault("lower_is_better", True)
+    spec["ours"] = [spec["ours"]] if isinstance(spec["ours"], str) else list(spec["ours"])
+    spec["where"] = {**(args.get("where") or {})} if where is None else dict(where)
+    return spec
 
 
 def headline_of(result):
     """The result's headline recomputed from its rows (strongest baseline), a legacy stored dict, or None."""
     args = headline_args(result)
     if args is not None:
-        return headline_pair(_rows(result), **args)
-    stored = result["payload"].get("headline")
+        return headline_pair(result.rows, **args)
+    stored = result.payload.get("headline")
     if isinstance(stored, dict) and "ours" in stored and "baseline" in stored:
         return {**stored, "legacy": True}
     return None
 
 
-def _fmt(value):
+def pick(base, results=None):
+    """The result quoted for benchmark ``base``: its full-mode table where one is committed, else the newest
+    quick table; a table whose declared headline finds no pair (a partial run) gives way to the next."""
+    from benchmarks import _layout
+
+    results = candidates() if results is None else results
+    full = [r for r in results if r.folder == _layout.RESULTS and r.name == base and r.mode == "full"]
+    rest = sorted((r for r in results if r.base == base and r not in full),
+                  key=lambda r: (r.mode == "full", r.date), reverse=True)
+    ranked = full + rest
+    return next((r for r in ranked if headline_args(r) is None or headline_of(r) is not None),
+                ranked[0] if ranked else None)
+
+
+def picked(results=None):
+    """One result per benchmark (:func:`pick`), in family order, then by name."""
+    from benchmarks._results import FAMILIES
+
+    results = candidates() if results is None else results
+    chosen = [pick(base, results) for base in dict.fromkeys(r.base for r in results)]
+    merged = {name.strip() for r in chosen if r is not None for names in MERGED.findall(r.command)
+              for name in names.split(",")}
+    chosen = [r for r in chosen if r is not None and r.name not in merged]  # parts shown through their whole
+    order = list(FAMILIES)
+    return sorted(chosen,
+                  key=lambda r: (order.index(r.family) if r.family in order else len(order), r.name))
+
+
+MERGED = re.compile(r"\(merged: ([^)]*)\)")  # a result assembled from partial runs names them in its command
+
+VERDICT_WORDS = {"ours better": "better", "tie": "tie", "baseline better": "worse"}
+
+
+def verdict_word(pairs):
+    """One word for a set of case pairs: ``better`` or ``worse`` when every case that is not a tie goes one way,
+    ``tie`` when ties are the majority (ours equals a baseline by construction), else ``mixed``."""
+    words = [VERDICT_WORDS[p["verdict"]] for p in pairs]
+    ties, decided = words.count("tie"), [w for w in words if w != "tie"]
+    if not decided or ties > len(decided):
+        return "tie"
+    return decided[0] if len(set(decided)) == 1 else "mixed"
+
+
+def fmt(value):
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
-def _compact(row, limit=8):
-    items = [f"{k}={_fmt(v)}" for k, v in row.items() if not isinstance(v, (dict, list))][:limit]
-    return "; ".join(items).replace("|", "/")
-
-
-def _is_number(value):
+def is_number(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _numeric_columns(rows):
-    keys = list(dict.fromkeys(k for r in rows for k in r))
-    keys = [k for k in keys if any(_is_number(r.get(k)) for r in rows)
-            and all(r.get(k) is None or _is_number(r.get(k)) for r in rows)]
-    priority = ("speedup", "ratio", "score", "accuracy", "rmse", "mse", "error", "M1", "median", "_s")
-
-    def rank(key):
-        return next((i for i, word in enumerate(priority) if word in key), len(priority))
-
-    return sorted(keys, key=rank)[:2]  # the most telling quality number first, then a ratio or a time
-
-
-def _label(row):
-    parts = [str(v)[:40] for k, v in row.items() if isinstance(v, str) and k not in ("metric", "baseline")][:2]
-    return " | ".join(parts) or "?"
-
-
-
-def _verdict(head):
-    if head.get("legacy"):
-        return "baseline named in code (strongest not checked)"
-    return {"ours better": "yes", "tie": "tie (equal)", "baseline better": "no"}[head["verdict"]]
-
-
-def _headline_cells(result):
-    head = headline_of(result)
-    if head is None:
-        return {"case": _compact(_headline_row(result["payload"]), limit=5)}
-    skip = {"metric", "ours", "ours_value", "baseline", "baseline_value", "ratio_ours_over_baseline", "verdict",
-            "baselines_compared", "not_baselines_here", "spec", "legacy", "baseline_ties", "reference_value",
-            "ours_index", "baseline_index", "wins"}
-    skip |= {k for k in head if k.startswith(("ours_", "baseline_"))}
-    cells = {"case": "; ".join(f"{k}={_fmt(v)}" for k, v in head.items() if k not in skip),
-             "metric": head["metric"], "ours": f"{head['ours']}: {_fmt(head['ours_value'])}",
-             "strongest baseline": f"{head['baseline']}: {_fmt(head['baseline_value'])}",
-             "ours / baseline": _fmt(head["ratio_ours_over_baseline"]), "ours better?": _verdict(head)}
-    cost = (head.get("spec") or {}).get("cost")
-    if cost and "ours_cost" in head:
-        cells["cost"] = f"{cost}: {_fmt(head['ours_cost'])} vs {_fmt(head['baseline_cost'])}"
-    if "ours_seeds" in head:
-        cells["seeds"] = f"{_fmt(head['ours_seeds'])} vs {_fmt(head['baseline_seeds'])}"
-    return cells
-
-
-def _relative(path):
-    return path.relative_to(_layout.RESULTS).as_posix()

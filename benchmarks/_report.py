@@ -1,143 +1,217 @@
-"""REPORT.md: machine and versions, a headline row per benchmark, then each benchmark's table and figure."""
+"""The generated pages: ``benchmarks/results/REPORT.md`` and ``docs/benchmarks/`` (the same content, Markdown and
+reST), the README's generated spans and ``benchmarks/results/CLAIMS.json``.
 
-import importlib.metadata
+Every benchmark is shown from one result: its full-mode table where one is committed, else its newest quick table
+(:func:`benchmarks._headlines.pick`), and says which. Nothing here depends on the time or the machine it runs on:
+``python -m benchmarks report`` run twice writes the same files.
+"""
+
 import json
-import time
 
 from benchmarks import _layout
-from benchmarks._claims import update_readme
-from benchmarks._harness import (
-    machine_info,
-    markdown_table,
-)
+from benchmarks._claims import build_claims
+from benchmarks._document import Code, Document, Link
+from benchmarks._figures import write_verdict_figures
 from benchmarks._headlines import (
-    _headline_cells,
-    _is_number,
-    _label,
-    _load_results,
-    _method_of,
-    _numeric_columns,
-    _relative,
+    PRIMARY,
+    VERDICT_WORDS,
+    fmt,
+    headline_of,
+    pick,
+    picked,
 )
+from benchmarks._readme import update_readme
+from benchmarks._results import FAMILIES, candidates
+from benchmarks._tables import case_tables
 
-VERSIONS = ("sklearn-frontier", "numpy", "scipy", "scikit-learn", "torch", "numba", "triton", "pot", "pymanopt",
-            "skops", "dask", "distributed", "joblib", "pandas", "matplotlib")
-
-
-def _versions():
-    out = {}
-    for dist in VERSIONS:
-        try:
-            out[dist] = importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            out[dist] = "not installed"
-    return out
+INTRO = ("Each comparison pairs ours with the strongest baseline of the same case, found from the rows by the "
+         "metric; our own variants, ablations and oracles are no baselines. Each benchmark is shown from its "
+         "full-mode table where one is committed, else from its newest quick table (reduced grids and seeds), "
+         "and says which. ")
 
 
-
-def make_figure(result):
-    """A bar chart of the benchmark's headline numbers (the first one or two numeric columns)."""
-    rows = [r for r in result["payload"].get("rows") or [] if isinstance(r, dict)]
-    if not rows:
-        return None
-    columns = _numeric_columns(rows)
-    if not columns:
-        return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rows = rows[:30]
-    labels = [_label(r) for r in rows]
-    fig, axes = plt.subplots(1, len(columns), figsize=(5.5 * len(columns), 0.35 * len(rows) + 1.5), squeeze=False)
-    for ax, column in zip(axes[0], columns):
-        values = [r[column] if _is_number(r.get(column)) else float("nan") for r in rows]
-        ax.barh(range(len(rows)), values, color="tab:blue")
-        ax.set_yticks(range(len(rows)), labels, fontsize=7)
-        ax.invert_yaxis()
-        ax.set_xlabel(column)
-        if any(w in column for w in ("ratio", "speedup")):
-            ax.axvline(1.0, color="gray", lw=0.8)
-    fig.suptitle(result["name"], fontsize=10)
-    fig.tight_layout()
-    path = result["dir"] / f"{result['name']}_report.png"
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
-    return path
+def _md_link_from_report(path):
+    """A repository path as a link target from ``benchmarks/results/REPORT.md``."""
+    prefix = "benchmarks/results/"
+    return path[len(prefix):] if path.startswith(prefix) else "../../" + path
 
 
-def _demote(markdown):
-    return "\n".join("#" + line if line.startswith("#") else line for line in markdown.splitlines())
+def _headline_rows(results):
+    rows = []
+    for r in results:
+        head = headline_of(r)
+        if head is None or head.get("legacy"):
+            continue
+        spec = head["spec"]
+        case = "; ".join(f"{fmt(head.get(k))}" if isinstance(head.get(k), str) else f"{k}={fmt(head.get(k))}"
+                         for k in spec.get("where") or {}) or "whole table"
+        cost = spec.get("cost")
+        direction = "lower" if spec["lower_is_better"] else "higher"
+        rows.append([r.family, r.name, r.mode, case, f"{spec['metric']} ({direction} is better)",
+                     f"{head['ours']}: {fmt(head['ours_value'])}",
+                     f"{head['baseline']}: {fmt(head['baseline_value'])}", fmt(head["ratio_ours_over_baseline"]),
+                     VERDICT_WORDS[head["verdict"]],
+                     f"{cost}: {fmt(head.get('ours_cost'))} vs {fmt(head.get('baseline_cost'))}"
+                     if cost and "ours_cost" in head else "–",
+                     f"{fmt(head['ours_seeds'])} vs {fmt(head['baseline_seeds'])}" if "ours_seeds" in head else "–"])
+    return rows
 
 
-def _full_run_link(result):
-    """Where a quick result has a committed full-mode table beside it, a link to that table."""
-    if result["dir"] == _layout.RESULTS:
-        return ""
-    full = _layout.RESULTS / f"{result['name']}.md"
-    if not full.exists():
-        return ""
-    date = "?"
-    try:
-        date = json.loads(full.with_suffix(".json").read_text()).get("date", "?")
-    except (OSError, ValueError):
-        pass
-    return f"[{full.name}]({full.name}) ({date})"
+HEADLINE_COLUMNS = ["family", "benchmark", "run", "case", "metric", "ours", "strongest baseline", "ours / baseline",
+                    "verdict", "cost: ours vs baseline", "seeds"]
 
 
-def _merge_runs(source, runs):
-    """This invocation's run records merged into the earlier ones kept beside the results (by benchmark)."""
-    path = source / "_runs.json"
-    try:
-        previous = json.loads(path.read_text())
-    except (OSError, ValueError):
-        previous = []
-    merged = {r["benchmark"]: r for r in previous}
-    merged.update({r["benchmark"]: {**r, "date": time.strftime("%Y-%m-%d %H:%M:%S")} for r in runs})
-    records = sorted(merged.values(), key=lambda r: r["benchmark"])
-    path.write_text(json.dumps(records, indent=2))
+def _runs(results):
+    cells = []
+    for r in results:
+        machine = r.payload.get("machine") or {}
+        cells.append([r.name, r.mode, r.date, r.command, str(machine.get("python", "?")),
+                      str(machine.get("cpu_count", "?")), str(machine.get("numpy", "?")),
+                      str(machine.get("scikit-learn", "?"))])
+    return cells
+
+
+def _benchmark_section(doc, result, results):
+    path = result.path(".md").as_posix()
+    doc.heading(3, f"{result.name} ({result.mode} run, {result.date})")
+    other = [r for r in results if r.base == result.base and r is not result]
+    segs = ["Reproduce: ", Code(result.command), ". Every column and the benchmark's notes: ",
+            Link(path, _md_link_from_report(path), f"``{path}``"), "."]
+    for r in other:
+        other_path = r.path(".md").as_posix()
+        segs += [f" Also a {r.mode} table: ", Link(other_path, _md_link_from_report(other_path), f"``{other_path}``"),
+                 f" ({r.date})."]
+    doc.para(*segs)
+    for table in case_tables(result):
+        doc.heading(4, table.title)
+        if table.fixed:
+            doc.para("In every row: " + "; ".join(f"{k} = {v}" for k, v in table.fixed.items()) + ".")
+        doc.table(table.columns, table.cells)
+        if table.left_out:
+            doc.para(f"Not shown here ({len(table.left_out)} more columns): {', '.join(table.left_out)}.")
+
+
+def _family_section(doc, family, claims, shown, results, level=2):
+    doc.heading(level, f"{FAMILIES[family]} ({family})", label=f"benchmarks_{family}")
+    fam = claims.get(family)
+    if fam is not None:
+        doc.para("Verdict (quality against the strongest baseline): ", fam.verdict, ".")
+        doc.para(fam.claim, ".")
+    guide = _layout.ROOT / "docs" / "guide" / f"{family}.rst"
+    if guide.exists():
+        doc.para("How to use it: ", Link(f"docs/guide/{family}.rst", f"../../docs/guide/{family}.rst",
+                                         f":doc:`/guide/{family}`"), ".")
+    figure = _layout.DOCS_BENCHMARKS / "figures" / f"{family}.png"
+    if figure.exists():
+        doc.figure(f"../../docs/benchmarks/figures/{family}.png", f"figures/{family}.png",
+                   "ours against the strongest baseline, case by case")
+    for result in shown:
+        _benchmark_section(doc, result, results)
+
+
+def _families(shown):
+    return [f for f in FAMILIES if any(r.family == f for r in shown)]
+
+
+def build_report(results=None):
+    """REPORT.md's text."""
+    results = candidates() if results is None else results
+    shown, claims = picked(results), build_claims(results)
+    doc = Document().heading(1, "sklearn_frontier benchmark report")
+    doc.para("Generated by ", Code("python -m benchmarks report"), " from the results committed in ",
+             Code("benchmarks/results/"), " (full runs) and ", Code("benchmarks/results/quick/"),
+             " (quick runs). ", INTRO, "The same pages, for the documentation site, are in ",
+             Code("docs/benchmarks/"), ".")
+    doc.heading(2, "Verdict per family")
+    doc.table(["family", "verdict (quality against the strongest baseline)", "benchmarks"],
+              [[f"{FAMILIES[f]} ({f})", claims[f].verdict.render("md"),
+                ", ".join(r.name for r in shown if r.family == f)] for f in _families(shown) if f in claims])
+    doc.heading(2, "Headline per benchmark")
+    doc.table(HEADLINE_COLUMNS, _headline_rows(shown))
+    doc.heading(2, "Runs")
+    doc.para("The run behind each section: its mode, date, command and machine.")
+    doc.table(["benchmark", "run", "date", "command", "Python", "CPU cores", "numpy", "scikit-learn"], _runs(shown))
+    for family in _families(shown):
+        _family_section(doc, family, claims, [r for r in shown if r.family == family], results)
+    return doc.render("md")
+
+
+def _verdict_include(family, claims, shown):
+    """The small verdict block a family's user-guide page includes: the verdict, then one row per benchmark
+    headline (ours beside the strongest baseline of the same case), without the family and seed columns."""
+    doc = Document()
+    fam = claims.get(family)
+    if fam is not None:
+        doc.para("Verdict (quality against the strongest baseline): ", fam.verdict, ".")
+    rows = [row[1:-1] for row in _headline_rows([r for r in shown if r.family == family])]
+    if rows:
+        doc.table(HEADLINE_COLUMNS[1:-1], rows)
+    doc.para("Generated by ", Code("python -m benchmarks report"), " from the committed results; every case, "
+             "cost and seed count: ", Link(family, family, f":ref:`benchmarks_{family}`"), ".")
+    return doc.render("rst")
+
+
+def build_pages(results=None):
+    """``{path: text}`` of the docs' benchmark pages: ``docs/benchmarks/index.rst``, one page per family and
+    the verdict block each user-guide page includes (``docs/benchmarks/verdicts/<family>.inc``)."""
+    results = candidates() if results is None else results
+    shown, claims = picked(results), build_claims(results)
+    families = _families(shown)
+    pages = {}
+    index = Document().heading(1, "Benchmarks", label="benchmarks")
+    index.para("Generated by ", Code("python -m benchmarks report"), " from the committed results (",
+               Code("benchmarks/results/"), "). ", INTRO, "Each family's page gives its verdict, the comparisons "
+               "in words, and one table per kind of case.")
+    index.heading(2, "Verdict per family")
+    index.table(["family", "verdict (quality against the strongest baseline)"],
+                [[f"{FAMILIES[f]} ({f})", claims[f].verdict.render("rst")] for f in families if f in claims])
+    index.rst_only(".. toctree::\n   :maxdepth: 1\n\n" + "\n".join(f"   {f}" for f in families))
+    index.heading(2, "Headline per benchmark")
+    index.table(HEADLINE_COLUMNS, _headline_rows(shown))
+    index.heading(2, "Runs")
+    index.table(["benchmark", "run", "date", "command", "Python", "CPU cores", "numpy", "scikit-learn"],
+                _runs(shown))
+    pages[_layout.DOCS_BENCHMARKS / "index.rst"] = index.render("rst")
+    for family in families:
+        doc = Document()
+        _family_section(doc, family, claims, [r for r in shown if r.family == family], results, level=1)
+        pages[_layout.DOCS_BENCHMARKS / f"{family}.rst"] = doc.render("rst")
+        pages[_layout.DOCS_BENCHMARKS / "verdicts" / f"{family}.inc"] = _verdict_include(family, claims, shown)
+    return pages
+
+
+def claim_records(readme_shown, results=None):
+    """CLAIMS.json's records: every generated claim, where it is shown, and its pieces with their sources."""
+    results = candidates() if results is None else results
+    records = [c.record(claim_id, "README.md") for claim_id, c in readme_shown.items()]
+    for family, fam in build_claims(results).items():
+        if pick(PRIMARY[family], results) is not None:
+            records.append(fam.claim.record(family, f"docs/benchmarks/{family}.rst"))
     return records
 
 
-def write_report(runs, started, source, generator="python -m benchmarks all"):
-    results = _load_results(source)
-    machine = machine_info()
-    lines = ["# sklearn_frontier benchmark report", "",
-             f"Generated by `{generator}` on {time.strftime('%Y-%m-%d %H:%M:%S')} from the results in "
-             f"`benchmarks/results/{_relative(source) + '/' if source != _layout.RESULTS else ''}`"
-             + (" (quick mode: reduced grids and seeds; full-mode tables are linked per benchmark)."
-                if source != _layout.RESULTS else "."), "",
-             "## Machine and versions", "",
-             f"- Python {machine['python']} on {machine['platform']}, {machine['cpu_count']} CPU cores",
-             "- BLAS: " + ", ".join(f"{b.get('internal_api')} ({b.get('architecture')}, {b.get('num_threads')} "
-                                    "threads)" for b in machine["blas"]),
-             "- " + ", ".join(f"{k} {v}" for k, v in _versions().items()), ""]
-    if runs:
-        lines += ["## Runs", "", markdown_table(runs, ["benchmark", "command", "status", "wall_s", "date"]), ""]
-    headline = [{"method": _method_of(r["name"]), "benchmark": r["name"],
-                 "date": r["payload"].get("date", "?"),
-                 "fresh": "yes" if r["mtime"] >= started else "no (earlier run)",
-                 **_headline_cells(r),
-                 "full run": _full_run_link(r) or "-"} for r in results]
-    lines += ["## Headline per method", "",
-              ("Ours beside the strongest baseline of the same case (computed from the rows; our own variants, "
-               "ablations and oracles are no baselines)."), "",
-              markdown_table(headline, ["method", "benchmark", "date", "fresh", "case", "metric", "ours",
-                                        "strongest baseline", "ours / baseline", "ours better?", "cost", "seeds",
-                                        "full run"])
-              if headline else "No results yet.", ""]
-    for result in results:
-        figure = make_figure(result)
-        lines += [_demote(result["markdown"]).strip() or f"## {result['name']}", ""]
-        if _full_run_link(result):
-            lines += [f"Full-mode table: {_full_run_link(result)}.", ""]
-        for png in sorted(result["dir"].glob(f"{result['name']}*.png")):
-            if png != figure:
-                lines += [f"![{png.stem}]({_relative(png)})", ""]
-        if figure:
-            lines += [f"![{result['name']}]({_relative(figure)})", ""]
-    _layout.REPORT.write_text("\n".join(lines) + "\n")
-    print(f"wrote {_layout.REPORT} ({len(results)} benchmark results)")
-    update_readme()
-    return _layout.REPORT
+def _write(path, text):
+    """Write ``text`` unless the file already holds it (no needless change of modification time)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+
+
+def publish(results=None):
+    """Write everything this module generates from the results on disk; returns the paths written."""
+    results = candidates() if results is None else results
+    write_verdict_figures(results)
+    written = [_layout.REPORT]
+    _write(_layout.REPORT, build_report(results))
+    for path, text in build_pages(results).items():
+        _write(path, text)
+        written.append(path)
+    for stale in [*_layout.DOCS_BENCHMARKS.glob("*.rst"), *_layout.DOCS_BENCHMARKS.glob("verdicts/*.inc")]:
+        if stale not in written:
+            stale.unlink()
+    shown = update_readme(results)
+    _write(_layout.CLAIMS_FILE, json.dumps(claim_records(shown, results), indent=1, ensure_ascii=False) + "\n")
+    written += [_layout.README, _layout.CLAIMS_FILE]
+    print("wrote " + ", ".join(str(p.relative_to(_layout.ROOT)) if p.is_relative_to(_layout.ROOT) else str(p)
+                               for p in written))
+    return written

@@ -6,8 +6,6 @@ beside the full operator; the notes state where any gain comes from.
 """
 
 import argparse
-import time
-import tracemalloc
 import warnings
 
 import numpy as np
@@ -33,12 +31,6 @@ from sklearn_frontier.topology._spectral import knn_adjacency
 def _mean_sd(v):
     v = np.asarray(v, dtype=float)
     return float(v.mean()), float(v.std(ddof=1)) if len(v) > 1 else 0.0
-
-
-def _timed(fn, repeats=1):
-    """Median wall seconds of ``fn()`` and its result."""
-    t = timed(fn, repeats)
-    return float(t.wall_s), t.result
 
 
 # ------------------------------------------------------------------------------------------------- G1
@@ -103,7 +95,7 @@ def run_g1(seeds, couplings, epss, normalizes):
             est = make(seed)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                t, _ = _timed(lambda: est.fit(A, cells=cells) if takes_cells else est.fit(A.toarray()))
+                t = timed(lambda: est.fit(A, cells=cells) if takes_cells else est.fit(A.toarray())).wall_s
             scores[name]["ari"].append(adjusted_rand_score(y, est.labels_))
             scores[name]["nmi"].append(normalized_mutual_info_score(y, est.labels_))
             scores[name]["time"].append(t)
@@ -208,7 +200,7 @@ def run_point_clouds(full):
             est = CEOSpectralClustering(k, n_neighbors=10, random_state=0, **kw)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                t, _ = _timed(lambda: est.fit(X))
+                t = timed(lambda: est.fit(X)).wall_s
             res[label] = est
             rows.append({"case": f"{name} (n={len(y)})", "method": label, "ARI": adjusted_rand_score(y, est.labels_),
                          "NMI": normalized_mutual_info_score(y, est.labels_), "fit_s": t,
@@ -217,7 +209,7 @@ def run_point_clouds(full):
         sk = SpectralClustering(k, affinity="nearest_neighbors", n_neighbors=10, random_state=0)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            t, _ = _timed(lambda: sk.fit(X))
+            t = timed(lambda: sk.fit(X)).wall_s
         rows.append({"case": f"{name} (n={len(y)})", "method": "sklearn SpectralClustering(kNN)",
                      "ARI": adjusted_rand_score(y, sk.labels_), "NMI": normalized_mutual_info_score(y, sk.labels_),
                      "fit_s": t})
@@ -303,8 +295,8 @@ def run_timing(n_fast, n_sbm_list, cg_check_n):
     X, _ = make_blobs(n_fast, centers=5, n_features=3, random_state=0)
     A = knn_adjacency(X, 10)
     Bs = clique_complex(A, 2)
-    t_fast, S_fast = _timed(lambda: collapsed_operator(Bs))
-    t_gen, S_gen = _timed(lambda: collapsed_operator(Bs, fast_path=False))
+    fast, gen = timed(lambda: collapsed_operator(Bs)), timed(lambda: collapsed_operator(Bs, fast_path=False))
+    t_fast, S_fast, t_gen, S_gen = fast.wall_s, fast.result, gen.wall_s, gen.result
     rows.append({"case": f"signed clique complex kNN n_0={n_fast}, triangles={Bs[1].shape[1]}",
                  "method": "generic dense (splu) / fast path", "fast_s": t_fast, "generic_s": t_gen,
                  "ratio": t_gen / t_fast, "max_abs_diff": float(np.abs(S_fast - S_gen).max())})
@@ -315,10 +307,10 @@ def run_timing(n_fast, n_sbm_list, cg_check_n):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ceo.fit(X[:300])  # warm-up (JIT, imports)
-        t_ceo, c_ceo = _timed_cpu(lambda: ceo.fit(X), repeats=3)
-        t_sk, c_sk = _timed_cpu(lambda: skl.fit(X), repeats=3)
+        t_ceo, t_sk = timed(lambda: ceo.fit(X), repeats=3), timed(lambda: skl.fit(X), repeats=3)
     rows.append({"case": "digits n=1797 (fast path, median of 3)", "method": "CEO / sklearn SpectralClustering(arpack)",
-                 "fast_s": t_ceo, "generic_s": t_sk, "ratio": t_ceo / t_sk, "cpu_ratio": c_ceo / c_sk,
+                 "fast_s": t_ceo.wall_s, "generic_s": t_sk.wall_s, "ratio": t_ceo.wall_s / t_sk.wall_s,
+                 "cpu_ratio": t_ceo.cpu_s / t_sk.cpu_s,
                  "ARI_ceo": adjusted_rand_score(y, ceo.labels_), "ARI_sklearn": adjusted_rand_score(y, skl.labels_),
                  "route": ceo.route_})
     rows += run_scaling(n_sbm_list, cg_check_n)
@@ -380,12 +372,6 @@ def coupling_range_notes(range_rows, cells_rows, pe_rows, tuned):
     return out
 
 
-def _timed_cpu(fn, repeats=3):
-    """Median wall and CPU seconds of ``fn()``."""
-    t = timed(fn, repeats)
-    return float(t.wall_s), float(t.cpu_s)
-
-
 def _sbm_scaled(n):
     """G1 scaled to n vertices: p·n and hyperedges/n held fixed."""
     return make_hypergraph_sbm(n, p_in=0.06 * 120 / n, p_out=0.03 * 120 / n, n_hyperedges=n // 2, random_state=0)
@@ -417,14 +403,10 @@ def scale_worker(n, solver, out_path):
                               random_state=0).fit(a, cells=c)
     rss0 = _vm_hwm_mb()
     est = CEOSpectralClustering(3, affinity="precomputed", solver=solver, normalize="degree", random_state=0)
-    tracemalloc.start()
-    t, cpu = time.perf_counter(), time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        est.fit(A, cells=cells)
-    wall, cpu = time.perf_counter() - t, time.process_time() - cpu
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
+        t = timed(lambda: est.fit(A, cells=cells), trace_memory=True)
+    wall, cpu, peak = t.wall_s, t.cpu_s, t.peak_mb * 1e6
     rss = _vm_hwm_mb()
     np.save(out_path, est.embedding_)
     print(json.dumps({"case": f"hypergraph SBM n={n} (cells={len(cells)}, rank-1 pairs={int(est.n_cells_[1])})",
@@ -483,7 +465,8 @@ def run_kernel_t4(r=32):
     for backend in ("numba", "reference"):
         with config_context(backend=backend):
             pcg_jacobi_batched(C, inv, 1e-3, rhs[:, :2], 1e-10)  # warm-up (JIT)
-            out[backend], res = _timed(lambda: pcg_jacobi_batched(C, inv, 1e-3, rhs, 1e-10), repeats=3)
+            t = timed(lambda: pcg_jacobi_batched(C, inv, 1e-3, rhs, 1e-10), repeats=3)
+            out[backend], res = t.wall_s, t.result
     return [{"case": f"T4 pcg_jacobi_batched N={C.shape[0]}, nnz={C.nnz}, r={r}", "method": "numba / reference",
              "numba_s": out["numba"], "reference_s": out["reference"], "speedup": out["reference"] / out["numba"],
              "iters_mean": float(res[1].mean())}]

@@ -12,14 +12,13 @@ anchors are skipped, see the notes in the results file).
 import argparse
 import statistics
 import sys
-import time
 import warnings
 
 import numpy as np
 from sklearn.cross_decomposition import CCA, PLSSVD
 
 from benchmarks._harness import headline_pair, write_results
-from benchmarks._timing import timed
+from benchmarks._timing import Stopwatch, timed
 from sklearn_frontier.datasets import make_iv_digits, make_iv_many_treatments
 from sklearn_frontier.exceptions import WeakInstrumentWarning
 from sklearn_frontier.iv import InstrumentGuidedIVRegressor, PCATwoStageLeastSquares, TwoStageLeastSquares
@@ -74,24 +73,24 @@ def _methods(X, y, Z, truth):
         t, plain = wall(lambda: InstrumentGuidedIVRegressor(whiten_instruments=False).fit(X, y, Z=Z))
         rows["plssvd_unscaled"] = (t, _metrics(plain.identified_subspace_, plain.representation_coef_,
                                                plain.coef_, truth))
-        start = time.perf_counter()
-        pls = PLSSVD(k, scale=True).fit(X, Z)
-        W = _orth(pls.x_weights_ / pls._x_std[:, None])
-        b, th = _two_stage_on(W, X, y, Z)
-        rows["scaled_pls"] = (time.perf_counter() - start, _metrics(W, b, th, truth))
-        if p < n / 2:
-            start = time.perf_counter()
-            cca = CCA(k, scale=False, max_iter=500).fit(X, Z)
-            W = _orth(cca.x_rotations_)
+        with Stopwatch() as sw:
+            pls = PLSSVD(k, scale=True).fit(X, Z)
+            W = _orth(pls.x_weights_ / pls._x_std[:, None])
             b, th = _two_stage_on(W, X, y, Z)
-            rows["cca"] = (time.perf_counter() - start, _metrics(W, b, th, truth))
+        rows["scaled_pls"] = (sw.wall_s, _metrics(W, b, th, truth))
+        if p < n / 2:
+            with Stopwatch() as sw:
+                cca = CCA(k, scale=False, max_iter=500).fit(X, Z)
+                W = _orth(cca.x_rotations_)
+                b, th = _two_stage_on(W, X, y, Z)
+            rows["cca"] = (sw.wall_s, _metrics(W, b, th, truth))
         W = truth["instrumented_basis"]
         b, th = _two_stage_on(W, X, y, Z)
         rows["oracle"] = (0.0, _metrics(W, b, th, truth))
-        start = time.perf_counter()
-        Xc = X - X.mean(axis=0)
-        th = np.linalg.lstsq(Xc, y - y.mean(), rcond=None)[0]
-        rows["pinv_ols"] = (time.perf_counter() - start, _metrics(None, None, th, truth))
+        with Stopwatch() as sw:
+            Xc = X - X.mean(axis=0)
+            th = np.linalg.lstsq(Xc, y - y.mean(), rcond=None)[0]
+        rows["pinv_ols"] = (sw.wall_s, _metrics(None, None, th, truth))
     return rows
 
 
@@ -183,18 +182,18 @@ def _autoencoder_cell(seeds, n=2000, p=40, max_epochs=20):
     times = {label: [] for label in per}
     for seed in seeds:
         X, y, Z, truth = make_iv_many_treatments(n, p, 3, angle=50.0, random_state=seed)
-        start = time.perf_counter()
-        lin = InstrumentGuidedIVRegressor().fit(X, y, Z=Z)
-        times["instrument_guided"].append(time.perf_counter() - start)
+        t = timed(lambda: InstrumentGuidedIVRegressor().fit(X, y, Z=Z))
+        lin = t.result
+        times["instrument_guided"].append(t.wall_s)
         per["instrument_guided"].append(_decoded_effect_error(lin, X, truth))
         for label, (lambdas, lr, extra) in variants.items():
             rep = InstrumentGuidedRepresentation(method="autoencoder", hidden_layer_sizes=(32,), max_epochs=max_epochs,
                                                  lambdas=lambdas, lr=lr, random_state=seed, **extra)
-            start = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", WeakInstrumentWarning)
-                reg = InstrumentGuidedIVRegressor(representation=rep).fit(X, y, Z=Z)
-            times[label].append(time.perf_counter() - start)
+                t = timed(lambda rep=rep: InstrumentGuidedIVRegressor(representation=rep).fit(X, y, Z=Z))
+            reg = t.result
+            times[label].append(t.wall_s)
             per[label].append(_decoded_effect_error(reg, X, truth))
     cell = f"G1 autoencoder (n={n},p={p},α=50, {max_epochs} epochs, hidden (32,))"
     return [{"cell": cell, "method": label, "seeds": len(seeds), "M1_median": float(np.median(v)),
@@ -213,12 +212,7 @@ def _speed(n, p, k, repeats):
             "pca_2sls(full)": PCATwoStageLeastSquares(svd_solver="full")}
     times = {}
     for label, est in ests.items():
-        ts = []
-        for _ in range(repeats):
-            start = time.perf_counter()
-            est.fit(X, y, Z=Z)
-            ts.append(time.perf_counter() - start)
-        times[label] = statistics.median(ts)
+        times[label] = timed(lambda est=est: est.fit(X, y, Z=Z), repeats=repeats).wall_s
     for label, t in times.items():
         rows.append({"cell": f"speed n={n},p={p},k={k}", "method": label, "fit_median_s": t,
                      "fit_ratio_vs_ig": t / times["instrument_guided"]})

@@ -26,11 +26,6 @@ from benchmarks._timing import timed
 READERS = ("builtin", "package")
 
 
-def _timed(fn):
-    t = timed(fn)
-    return t.cpu_s, t.wall_s, t.result
-
-
 def _same(a, b):
     import numpy as np
     import torch
@@ -79,11 +74,11 @@ def run(quick):
         times = {r: [] for r in READERS}
         outputs = {}
         for r in READERS:  # warm-up (imports, page cache), kept for the identity check
-            outputs[r] = _timed(lambda fn=fn, r=r: fn(r))[2]
+            outputs[r] = fn(r)
         for _ in range(repeats):
             for r in READERS:
-                cpu, wall, _ = _timed(lambda fn=fn, r=r: fn(r))
-                times[r].append((cpu, wall))
+                t = timed(lambda fn=fn, r=r: fn(r))
+                times[r].append((t.cpu_s, t.wall_s))
         identical = _same(outputs["builtin"], outputs["package"])
         base_cpu = statistics.median(c for c, _ in times["builtin"])
         for r in READERS:

@@ -14,11 +14,11 @@
 
 import argparse
 import math
-import time
 
 import numpy as np
 
 from benchmarks._harness import headline_pair, write_results
+from benchmarks._timing import Stopwatch, timed
 
 CLASSIFICATION = ("two_regime", "digits", "breast_cancer", "wine", "iris")
 MODES = ("single", "uniform", "concat", "learned")
@@ -61,12 +61,9 @@ def engine_rows(quick):
     from sklearn_frontier.configurations._graph import knn_lists
 
     knn_graph(Z[:50], 15)  # warm-up: JIT / cache load outside the timed region
-    t = time.process_time()
-    knn_lists(Z, Z, 15, exclude_self=True)
-    t_knn = time.process_time() - t
-    t = time.process_time()
-    W = knn_graph(Z, 15)
-    t_graph = time.process_time() - t - t_knn
+    t_knn = timed(lambda: knn_lists(Z, Z, 15, exclude_self=True)).cpu_s
+    graph = timed(lambda: knn_graph(Z, 15))
+    W, t_graph = graph.result, graph.cpu_s - t_knn  # the graph's own cost beyond its neighbour search
     n_res = 16 if quick else 48
     res = {}
     for engine in ("native", "leidenalg"):
@@ -77,14 +74,13 @@ def engine_rows(quick):
                 rows.append({"section": "engine", "method": "leidenalg", "note": "not installed: anchor skipped"})
                 continue
         resolution_scan(W, n_resolutions=2, n_restarts=1, random_state=0, engine=engine)  # warm-up / JIT
-        t = time.process_time()
-        gammas, runs = resolution_scan(W, n_resolutions=n_res, n_restarts=2, random_state=0, engine=engine)
-        t_scan = time.process_time() - t
-        t = time.process_time()
-        cands, _ = deduplicate(runs)
-        a, b = energies(W, cands, "modularity")
-        select_configurations(cands, a, b, (0.01, 30.0))
-        t_energy = time.process_time() - t
+        with Stopwatch() as scan:
+            gammas, runs = resolution_scan(W, n_resolutions=n_res, n_restarts=2, random_state=0, engine=engine)
+        with Stopwatch() as envelope:
+            cands, _ = deduplicate(runs)
+            a, b = energies(W, cands, "modularity")
+            select_configurations(cands, a, b, (0.01, 30.0))
+        t_scan, t_energy = scan.cpu_s, envelope.cpu_s
         ar, br = energies(W, runs, "modularity")
         q = (ar - np.repeat(gammas, 2) * br).reshape(n_res, 2).max(axis=1)
         res[engine] = (q, t_scan)
@@ -125,17 +121,17 @@ def _features(method, X, y_semi, task, seed):
 
     from sklearn_frontier.configurations import MixConfigAugmenter
 
-    t = time.perf_counter()
-    if method == "raw":
-        F = X
-    elif method == "kmeans_onehot":
-        k = int(math.ceil(math.sqrt(X.shape[0])))
-        labels = KMeans(k, n_init=3, random_state=seed).fit_predict(StandardScaler().fit_transform(X))
-        F = np.hstack([X, np.eye(k)[labels]])
-    else:
-        aug = MixConfigAugmenter(mixing=method, random_state=seed).fit(X, y_semi)
-        F = aug.transform(X)
-    return F, time.perf_counter() - t
+    with Stopwatch() as sw:
+        if method == "raw":
+            F = X
+        elif method == "kmeans_onehot":
+            k = int(math.ceil(math.sqrt(X.shape[0])))
+            labels = KMeans(k, n_init=3, random_state=seed).fit_predict(StandardScaler().fit_transform(X))
+            F = np.hstack([X, np.eye(k)[labels]])
+        else:
+            aug = MixConfigAugmenter(mixing=method, random_state=seed).fit(X, y_semi)
+            F = aug.transform(X)
+    return F, sw.wall_s
 
 
 def _semi_supervised_anchor(method, X, y_semi, seed):
@@ -144,12 +140,13 @@ def _semi_supervised_anchor(method, X, y_semi, seed):
     from sklearn.semi_supervised import LabelSpreading, SelfTrainingClassifier
 
     Z = StandardScaler().fit_transform(X)
-    t = time.perf_counter()
-    if method == "label_spreading":
-        model = LabelSpreading(kernel="knn", n_neighbors=10, max_iter=100).fit(Z, y_semi)
-    else:
-        model = SelfTrainingClassifier(LogisticRegression(max_iter=3000)).fit(Z, y_semi)
-    return model.predict(Z), time.perf_counter() - t
+    with Stopwatch() as sw:
+        if method == "label_spreading":
+            model = LabelSpreading(kernel="knn", n_neighbors=10, max_iter=100).fit(Z, y_semi)
+        else:
+            model = SelfTrainingClassifier(LogisticRegression(max_iter=3000)).fit(Z, y_semi)
+        predicted = model.predict(Z)
+    return predicted, sw.wall_s
 
 
 def downstream_rows(cells, seeds, downstreams):
@@ -246,13 +243,13 @@ def main(argv=None):
         cells = [(ds, f) for ds in CLASSIFICATION for f in (0.05, 0.1, 0.2)]
         cells += [("two_regime_regression", 0.1), ("diabetes", 0.05), ("diabetes", 0.1), ("diabetes", 0.2)]
         downstreams = ("linear", "hgb", "mlp")
-    t0 = time.perf_counter()
+    clock = Stopwatch().start()
     rows = engine_rows(args.quick)
     rows += downstream_rows(cells, seeds, downstreams)
     checks = _targets(rows)
     notes = ("Semi-supervised, transductive: the extractor, KMeans and the semi-supervised anchors see all rows; "
              "labels only for label_frac; scores on the unlabelled rows. CPU seconds for the engine section, "
-             f"wall seconds (fit_s) elsewhere (a shared 2-core machine). Total {time.perf_counter() - t0:.0f} s.\n\n"
+             f"wall seconds (fit_s) elsewhere (a shared 2-core machine). Total {clock.wall_s:.0f} s.\n\n"
              "Targets:\n" + "\n".join(f"- {c}" for c in checks))
     columns = ["section", "dataset", "label_frac", "downstream", "method", "metric", "mean", "sd", "ratio_vs_raw",
                "fit_s", "n", "p", "n_runs", "scan_cpu_s", "knn_cpu_s", "graph_cpu_s", "energy_envelope_cpu_s",

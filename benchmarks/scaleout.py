@@ -14,11 +14,11 @@ about 2x at best. Every mode's ``cv_results_`` must equal the sequential run's e
 
 import argparse
 import statistics
-import time
 
 import numpy as np
 
 from benchmarks._harness import headline_pair, write_results
+from benchmarks._timing import Stopwatch, timed
 
 N_CANDIDATES = 48
 
@@ -34,9 +34,7 @@ def _reference_case(quick):
 
 
 def _fit_time(est, X, y):
-    start = time.perf_counter()
-    est.fit(X) if y is None else est.fit(X, y)
-    return time.perf_counter() - start
+    return timed(lambda: est.fit(X) if y is None else est.fit(X, y)).wall_s
 
 
 def _suite_case(quick, name=None):
@@ -83,10 +81,9 @@ def _time_mode(est, grid, X, y, n_jobs, backend, repeats):
 
     def once():
         search = _search(est, grid, n_jobs)
-        start = time.perf_counter()
-        with joblib.parallel_config(backend=backend) if backend else _nullcontext():
+        with joblib.parallel_config(backend=backend) if backend else _nullcontext(), Stopwatch() as sw:
             search.fit(X) if y is None else search.fit(X, y)
-        return time.perf_counter() - start, search
+        return sw.wall_s, search
 
     cold, search = once()
     times = [once()[0] for _ in range(repeats)]

@@ -14,11 +14,11 @@ weights are bit-identical.
 
 import argparse
 import copy
-import time
 
 import numpy as np
 
 from benchmarks._harness import write_results
+from benchmarks._timing import timed
 
 
 # ---------------------------------------------------------------------------------------------------- BASELINE
@@ -143,9 +143,8 @@ def _interleaved_best_cpu(baseline, candidate, repeats):
     best, out = [np.inf, np.inf], [None, None]
     for _ in range(repeats):
         for i, func in enumerate((baseline, candidate)):
-            t = time.process_time()
-            out[i] = func()
-            best[i] = min(best[i], time.process_time() - t)
+            t = timed(func)
+            out[i], best[i] = t.result, min(best[i], t.cpu_s)
     return best[0], out[0], best[1], out[1]
 
 

@@ -16,12 +16,12 @@ snapshots and a GP on the snapshot means (the nearest snapshot recentred at the 
 
 import argparse
 import statistics
-import time
 import warnings
 
 import numpy as np
 
 from benchmarks._harness import headline_pair, markdown_table, write_results
+from benchmarks._timing import Stopwatch, timed
 
 PATHS = ("bifurcation", "drift", "gaussian")
 METHODS = ("IV", "IV (stationary GP)", "max variance", "uniform", "random", "McCann (uniform times)",
@@ -73,15 +73,12 @@ def run_one(kind, budget, seed, eval_times):
         out[label] = {"error": err, "seconds": seconds, "alpha": exp.path_.warp_alpha_, "near_split": near}
         if label == "uniform":
             uniform_times, uniform_clouds = list(exp.times_), list(exp.clouds_)
-    start = time.perf_counter()
-    interp = DisplacementInterpolator().fit(uniform_times, uniform_clouds)
-    pred = interp.predict(eval_times)
-    out["McCann (uniform times)"] = {"error": float(np.mean(wasserstein2_squared(pred, truth))),
-                                     "seconds": time.perf_counter() - start}
-    start = time.perf_counter()
-    pred = _gp_on_means(uniform_times, uniform_clouds, eval_times)
-    out["GP on means (uniform times)"] = {"error": float(np.mean(wasserstein2_squared(pred, truth))),
-                                          "seconds": time.perf_counter() - start}
+    mccann = timed(lambda: DisplacementInterpolator().fit(uniform_times, uniform_clouds).predict(eval_times))
+    out["McCann (uniform times)"] = {"error": float(np.mean(wasserstein2_squared(mccann.result, truth))),
+                                     "seconds": mccann.wall_s}
+    gp = timed(lambda: _gp_on_means(uniform_times, uniform_clouds, eval_times))
+    out["GP on means (uniform times)"] = {"error": float(np.mean(wasserstein2_squared(gp.result, truth))),
+                                          "seconds": gp.wall_s}
     # the best the surrogate's resolution allows: an independent large truth sample projected on the same
     # 64-atom LOT reference (inverse_transform(transform(.))), scored like the methods
     emb = exp.path_.embedding_
@@ -108,7 +105,7 @@ def main(argv=None):
     cands = np.linspace(0.0, 1.0, N_CANDIDATES)
     eval_times = (cands[:-1] + cands[1:]) / 2
     warnings.simplefilter("ignore")
-    started = time.perf_counter()
+    clock = Stopwatch().start()
     rows, ratios = [], []
     for kind in PATHS:
         for budget in budgets:
@@ -143,7 +140,7 @@ def main(argv=None):
                            "excess: IV / random": excess["IV"] / excess["random"],
                            "excess: IV (stationary) / uniform": excess["IV (stationary GP)"] / excess["uniform"]})
             print(markdown_table([ratios[-1]], list(ratios[-1])), flush=True)
-    wall = time.perf_counter() - started
+    wall = clock.wall_s
     mode = "quick" if args.quick else "full"
     notes = (f"Mode: {mode} (budgets {list(budgets)}, {len(seeds)} seeds, one core, {wall:.0f} s wall). "
              "Errors are means over seeds (se = standard error); ratios are of those means, all in the same run; "

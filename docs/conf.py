@@ -1,19 +1,15 @@
-"""Sphinx configuration: numpydoc API reference, a user-guide page per method, the example gallery.
+"""Sphinx configuration: numpydoc API reference, the written user guide, the benchmark pages, the example gallery.
 
-Build with ``make docs`` (``python -m sphinx -W --keep-going -b html docs docs/_build/html``). Pages that
-follow the registry are generated here, at configuration time, into ``docs/_generated/``:
-
-* ``api.rst``: one autosummary table per method family over ``sklearn_frontier.__all__`` (plus the
-  datasets, warnings and persistence helpers), with a stub page per object;
-* ``user_guide/<family>.rst``: the method package's docstring (what it does, when to use it), its
-  registered estimators and baselines, and its benchmark tables and figures from ``benchmarks/results/``.
+Build with ``make docs`` (``python -m sphinx -W --keep-going -b html docs docs/_build/html``). The API reference
+follows the registry, so it is generated here, at configuration time, into ``docs/_generated/api.rst``: one
+autosummary table per method family over ``sklearn_frontier.__all__`` (plus the datasets, warnings and persistence
+helpers), with a stub page per object. The user guide (``docs/guide/``) is written by hand; the benchmark pages
+(``docs/benchmarks/``) are written by ``python -m benchmarks report``.
 
 ``SKLEARN_FRONTIER_DOCS_GALLERY_ONLY=<examples folder>`` builds only the gallery of that folder (with
 the same extensions and theme), which the test suite uses to keep the toolchain working.
 """
 
-import importlib
-import json
 import os
 import re
 import sys
@@ -80,7 +76,6 @@ sphinx_gallery_conf = {
 
 # --- generated pages ---------------------------------------------------------------------------------
 GENERATED = HERE / "_generated"
-RESULTS = REPO / "benchmarks" / "results"
 
 FAMILY_TITLES = {
     "sdr": "Sufficient dimension reduction (SMAVE)",
@@ -102,94 +97,6 @@ def _write(path, text):
 
 def _heading(text, char):
     return f"{text}\n{char * len(text)}\n"
-
-
-def _inline_markdown(text):
-    """The little Markdown benchmark notes use, as reStructuredText (code spans, bold, links)."""
-    text = re.sub(r"(?<!`)`([^`]+)`(?!`)", r"``\1``", text)
-    text = re.sub(r"\[([^\]]+)\]\((https?://[^)]+)\)", r"`\1 <\2>`__", text)
-    text = re.sub(r"\*\*([^*]+)\*\*", r"**\1**", text)
-    text = text.replace("|", r"\|")
-    return text
-
-
-def markdown_to_rst(markdown, heading_char="^"):
-    """Convert a benchmark result's Markdown (headings, pipe tables, paragraphs, lists) to reST."""
-    out, table = [], []
-
-    def flush_table():
-        if not table:
-            return
-        rows = [[_inline_markdown(c.strip()) or r"\ " for c in r.strip().strip("|").split("|")] for r in table
-                if not re.fullmatch(r"\|?[\s:|-]+\|?", r.strip())]
-        width = max(len(r) for r in rows)
-        out.extend(["", ".. list-table::", "   :header-rows: 1", ""])
-        for row in rows:
-            row = row + [r"\ "] * (width - len(row))
-            out.append("   * - " + row[0])
-            out.extend("     - " + cell for cell in row[1:])
-        out.append("")
-        table.clear()
-
-    for line in markdown.splitlines():
-        if line.lstrip().startswith("|"):
-            table.append(line)
-            continue
-        flush_table()
-        match = re.match(r"^(#+)\s+(.*)$", line)
-        if match:
-            if len(match.group(1)) > 1:  # the first heading is the page's; deeper ones become rubrics
-                out.extend(["", f".. rubric:: {_inline_markdown(match.group(2))}", ""])
-            continue
-        out.append(_inline_markdown(line))
-    flush_table()
-    return "\n".join(out).strip() + "\n"
-
-
-def _benchmark_results():
-    """Every ``benchmarks/results/*.json`` with its Markdown twin and figures, by result name."""
-    results = {}
-    for path in sorted(RESULTS.glob("*.json")) if RESULTS.exists() else []:
-        if path.name.endswith(".partial.json"):  # per-seed checkpoints of an unfinished run
-            continue
-        try:
-            payload = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-        md = path.with_suffix(".md")
-        results[path.stem] = {
-            "payload": payload,
-            "markdown": md.read_text() if md.exists() else "",
-            "figures": sorted(p.name for p in RESULTS.glob(f"{path.stem}*.png")),
-        }
-    return results
-
-
-def _family_of_result(name, families):
-    """The method family a benchmark result belongs to (``smave_*`` -> ``sdr``), via benchmarks._headlines."""
-    from benchmarks._headlines import _method_of
-
-    family = _method_of(name)
-    return family if family in families else None
-
-
-def _benchmark_section(name, result, depth_char):
-    lines = [_heading(f"Benchmark: {name}", depth_char)]
-    if result["markdown"]:
-        lines.append(markdown_to_rst(result["markdown"]))
-    for figure in result["figures"]:
-        lines.append(f".. image:: /_static/benchmarks/{figure}\n   :alt: {figure}\n   :width: 90%\n")
-    return "\n".join(lines)
-
-
-def _copy_figures(results):
-    static = HERE / "_static" / "benchmarks"
-    for result in results.values():
-        for figure in result["figures"]:
-            static.mkdir(parents=True, exist_ok=True)
-            source, target = RESULTS / figure, static / figure
-            if not target.exists() or target.read_bytes() != source.read_bytes():
-                target.write_bytes(source.read_bytes())
 
 
 def _autosummary(names, module="sklearn_frontier", toctree="api"):
@@ -220,65 +127,8 @@ def generate_api_reference():
     _write(GENERATED / "api.rst", "\n".join(lines))
 
 
-def _public_path(cls):
-    """The shortest public path of ``cls``, relative to ``sklearn_frontier`` when it is exported there."""
-    if getattr(sklearn_frontier, "_LAZY", {}).get(cls.__name__):
-        return cls.__name__
-    for module_name in (cls.__module__.rsplit(".", 1)[0], cls.__module__):
-        module = importlib.import_module(module_name)
-        if getattr(module, cls.__name__, None) is cls:
-            return f"{module_name.removeprefix('sklearn_frontier.')}.{cls.__name__}"
-    return f"{cls.__module__.removeprefix('sklearn_frontier.')}.{cls.__name__}"
-
-
-def generate_user_guide():
-    from sklearn_frontier._registry import METHOD_MODULES, all_estimators
-
-    results = _benchmark_results()
-    _copy_figures(results)
-    families = [m.rsplit(".", 1)[-1] for m in METHOD_MODULES]
-    claimed = {}
-    for name in results:
-        claimed.setdefault(_family_of_result(name, families), []).append(name)
-    pages = []
-    for module_name, family in zip(METHOD_MODULES, families):
-        importlib.import_module(module_name)  # registers the family's estimators
-        title = FAMILY_TITLES.get(family, family)
-        entries = all_estimators(method=family)
-        methods = [_public_path(e.estimator) for e in entries if not e.baseline]
-        baselines = [_public_path(e.estimator) for e in entries if e.baseline]
-        lines = [f".. _user_guide_{family}:\n", _heading(title, "="),
-                 f".. automodule:: {module_name}\n   :no-members:\n   :no-index:\n"]
-        lines += [_heading("Estimators", "-")]
-        for label, names in (("Method", methods), ("Baselines shipped beside it", baselines)):
-            if names:
-                lines += [f"**{label}**\n", _autosummary(names, toctree=None)]
-        if not entries:
-            lines.append("*(no estimator registered yet)*\n")
-        lines += [_heading("How it compares with its baselines", "-")]
-        mine = claimed.get(family, [])
-        if mine:
-            lines += [_benchmark_section(name, results[name], "^") for name in mine]
-        else:
-            lines.append(f"No benchmark results yet: run ``python -m benchmarks {family} --quick``.\n")
-        lines.append("See also the :ref:`gallery` and the :ref:`api`.\n")
-        _write(GENERATED / "user_guide" / f"{family}.rst", "\n".join(lines))
-        pages.append(family)
-    extra = claimed.get(None, [])
-    index = [_heading("User guide", "="), "One page per method: what it does, when to use it, and how it "
-             "compares with its baselines (the benchmark tables of ``python -m benchmarks all``).\n",
-             ".. toctree::\n   :maxdepth: 1\n\n" + "\n".join(f"   user_guide/{p}" for p in pages) +
-             ("\n   user_guide/other_benchmarks" if extra else "") + "\n"]
-    if extra:
-        other = [_heading("Other benchmarks", "=")]
-        other += [_benchmark_section(name, results[name], "-") for name in extra]
-        _write(GENERATED / "user_guide" / "other_benchmarks.rst", "\n".join(other))
-    _write(GENERATED / "user_guide.rst", "\n".join(index))
-
-
 if not GALLERY_ONLY:
     generate_api_reference()
-    generate_user_guide()
 
 
 # --- docstring hygiene and gallery shims -------------------------------------------------------------

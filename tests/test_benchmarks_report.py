@@ -1,19 +1,21 @@
-"""``python -m benchmarks all`` / ``report``: headline pairs against the strongest baseline, quick results kept
-apart, the README table and claims rewritten from the results on disk."""
+"""The benchmark layer: headline pairs against the strongest baseline, quick results kept apart from full ones,
+readable tables, and ``python -m benchmarks report`` rewriting REPORT.md, the docs' benchmark pages, the README's
+generated spans and the claims' sources from the results on disk (idempotently, running nothing)."""
 
 import json
+import re
+import shutil
+import subprocess
+import sys
+import time
 
 import pytest
 
 pytest.importorskip("matplotlib")
-from benchmarks import (  # noqa: E402
-    _claims,
-    _harness,  # noqa: E402
-    _headlines,
-    _layout,
-    _report,
-)
-from benchmarks import all as runner  # noqa: E402
+from benchmarks import _claims, _harness, _headlines, _layout, _report, _runner, _tables  # noqa: E402
+from benchmarks.__main__ import main  # noqa: E402
+from benchmarks._results import Result  # noqa: E402
+from benchmarks._timing import Stopwatch, timed  # noqa: E402
 
 ROWS = [{"case": "horseshoe", "estimator": "PRBAST", "rmse": "0.10 ± 0.01", "fit_s": 2.0, "n_seeds": 5},
         {"case": "horseshoe", "estimator": "PRBAST uniform predict", "rmse": "0.09 ± 0.01", "fit_s": 2.0},
@@ -65,85 +67,138 @@ def test_case_selection_by_glob_and_largest_value_and_pairs_per_case():
         ("horseshoe", "GP", "ours better"), ("slit", "kNN", "baseline better")]
 
 
+def test_verdict_word_counts_the_cases_that_are_not_ties():
+    def pairs(*verdicts):
+        return [{"verdict": v} for v in verdicts]
+
+    assert _headlines.verdict_word(pairs("ours better", "tie")) == "better"
+    assert _headlines.verdict_word(pairs("baseline better", "baseline better")) == "worse"
+    assert _headlines.verdict_word(pairs("ours better", "baseline better", "ours better")) == "mixed"
+    assert _headlines.verdict_word(pairs("ours better", "tie", "tie")) == "tie"  # equal by construction, mostly
+
+
 def test_claims_refuse_typed_numbers():
     with pytest.raises(ValueError, match="typed"):
         _claims.Claim().say("SMAVE wins by 0.5")
     claim = _claims.Claim().say("ours ").num(0.123456, {"file": "x.json", "row": 0, "column": "c"}).say(" s")
-    assert claim.text == "ours 0.123 s" and claim.record("x")["parts"][1]["num"] == "0.123"
+    assert claim.text == "ours 0.123 s" and claim.record("x", "README.md")["parts"][1]["num"] == "0.123"
+    assert _claims.Claim().label("CEO*").say(" on fit_s").render("rst") == r"CEO\* on fit\_s"
 
 
-def _point_report_at(tmp_path, monkeypatch):
+def test_tables_have_one_case_family_each_and_at_most_twelve_columns():
+    rows = [{"section": "quality", "case": f"c{i}", "method": m, "metric": "err", **{f"v{j}": float(i + j)
+                                                                                     for j in range(20)}}
+            for i in range(3) for m in ("ours", "base")]
+    rows += [{"section": "timing", "n": n, "method": m, "wall_s": 0.1 * n} for n in (10, 100) for m in ("a", "b")]
+    result = Result("demo", {"rows": rows, "command": "python -m benchmarks demo"}, _layout.RESULTS)
+    quality, timing = _tables.case_tables(result)
+    assert (quality.title, timing.title) == ("quality", "timing")
+    assert len(quality.columns) == _tables.MAX_COLUMNS and quality.columns[:2] == ["case", "method"]
+    assert quality.fixed == {"metric": "err"} and len(quality.left_out) == 2 + 20 - _tables.MAX_COLUMNS
+    assert timing.columns == ["n", "method", "wall_s"] and timing.cells[-1] == ["100", "b", "10"]
+    # without a section column, runs of rows whose columns nest are one family
+    plain = Result("x", {"rows": [{"case": "a", "m": "o", "e": 1.0}, {"case": "a", "m": "b", "e": 2.0, "x": 1},
+                                  {"case": "t", "m": "o", "wall": 3.0}]}, _layout.RESULTS)
+    assert [len(rows) for _, rows in _tables.case_families(plain.rows)] == [2, 1]
+
+
+def _point_layout_at(tmp_path, monkeypatch):
     results, quick = tmp_path / "results", tmp_path / "results" / "quick"
-    readme = tmp_path / "README.md"
-    monkeypatch.setattr(_harness, "RESULTS", quick)
+    monkeypatch.setattr(_harness, "RESULTS", results)
+    monkeypatch.setattr(_layout, "ROOT", tmp_path)
     monkeypatch.setattr(_layout, "RESULTS", results)
     monkeypatch.setattr(_layout, "QUICK", quick)
     monkeypatch.setattr(_layout, "REPORT", results / "REPORT.md")
-    monkeypatch.setattr(_layout, "README", readme)
+    monkeypatch.setattr(_layout, "README", tmp_path / "README.md")
     monkeypatch.setattr(_layout, "CLAIMS_FILE", results / "CLAIMS.json")
-    return results, quick, readme
+    monkeypatch.setattr(_layout, "DOCS_BENCHMARKS", tmp_path / "docs" / "benchmarks")
+    return results, quick, tmp_path / "README.md"
 
 
-def test_report_from_quick_results_links_full_tables_and_rewrites_readme(tmp_path, monkeypatch):
-    results, quick, readme = _point_report_at(tmp_path, monkeypatch)
-    readme.write_text(f"intro\n{_layout.README_START}\nstale\n{_layout.README_END}\n"
-                      "| `PRBASTRegressor` | implemented; <!-- claim:prbast -->stale claim<!-- /claim:prbast --> |"
-                      "\nrest\n")
+def _write_demo_results():
     head = _harness.headline_pair(ROWS, **DECL, case="horseshoe")
-    _harness.write_results("prbast", ROWS, command="python -m benchmarks prbast --quick", headline=head)
+    _harness.write_results("prbast", ROWS, command="python -m benchmarks prbast --quick", headline=head, quick=True)
+    # a quick run written into the full-mode folder is still a quick run
+    _harness.write_results("iv", [{"cell": "G1", "method": "instrument_guided", "M1_median": 0.1},
+                                  {"cell": "G1", "method": "pca_2sls", "M1_median": 0.2}],
+                           command="python -m benchmarks iv --quick", quick=False)
+
+
+def test_report_writes_every_page_from_the_results_and_labels_quick_runs(tmp_path, monkeypatch):
+    results, quick, readme = _point_layout_at(tmp_path, monkeypatch)
+    readme.write_text(f"intro\n{_layout.README_START}\nstale\n{_layout.README_END}\n"
+                      "| x | <!-- claim:verdict-spanning_trees -->stale<!-- /claim:verdict-spanning_trees --> |\n"
+                      "<!-- claim:quick-rows -->stale<!-- /claim:quick-rows -->\nrest\n")
+    _write_demo_results()
     (quick / "prbast_seed.partial.json").write_text(json.dumps({"per_seed": []}))  # a checkpoint: not a result
-    # a new benchmark written by older code: its stored pair names its baseline, and is flagged as unchecked
-    _harness.write_results("transport", [{"method": "ours", "w2": 0.1}], headline={
-        "metric": "w2", "ours": "ours", "ours_value": 0.1, "baseline": "sinkhorn", "baseline_value": 0.2,
-        "ratio_ours_over_baseline": 0.5})
-    results.mkdir(exist_ok=True)
-    (results / "prbast.md").write_text("# prbast (full)\n")
-    (results / "prbast.json").write_text(json.dumps({"date": "2026-01-01 00:00:00", "rows": ROWS[:1]}))
 
-    _report.write_report([], 0.0, quick)
+    _report.publish()
 
-    text = (results / "REPORT.md").read_text()
-    assert "prbast_seed" not in text
-    assert "[prbast.md](prbast.md) (2026-01-01 00:00:00)" in text
-    assert "| PRBAST: 0.1 | GP: 0.15 | 0.6667 | yes | fit_s: 2 vs 0.5 | 5 vs 5 |" in text
-    assert "| ours: 0.1 | sinkhorn: 0.2 | 0.5 | baseline named in code (strongest not checked) |" in text
-    assert (quick / "prbast_report.png").exists()
-    new_readme = readme.read_text()
-    assert "stale" not in new_readme and new_readme.startswith("intro\n") and new_readme.endswith("rest\n")
-    # the full-mode prbast.json has no baseline row: the README quotes the quick table, and says so
-    assert "| spanning_trees | [prbast](benchmarks/results/quick/prbast.md) (quick run) | horseshoe |" in new_readme
-    assert "| PRBAST: 0.1 | GP: 0.15 (strongest of two) | 0.667× | yes | fit_s 2 vs 0.5 | 5 vs 5 |" in new_readme
-    assert "transport" not in new_readme  # an unchecked pair is no README headline
-    assert ("<!-- claim:prbast -->rmse over 2 domains (3–5 seeds per domain): PRBAST 0.1–0.3 vs the strongest "
-            "baseline of each domain 0.15–0.25 (GP, kNN; 3–5 seeds); ours better in 1/2") in new_readme
-    records = {r["id"]: r for r in json.loads((results / "CLAIMS.json").read_text())}
-    assert set(records) == {"headlines", "prbast"}
-    cells = [p for p in records["prbast"]["parts"] if p.get("kind") == "cell"]
-    assert cells and all(p["sources"][0]["file"].endswith("quick/prbast.json") for p in cells)
+    report = (results / "REPORT.md").read_text()
+    assert "prbast_seed" not in report and "### prbast (quick run," in report
+    assert "| spanning_trees | prbast | quick | horseshoe | rmse (lower is better) | PRBAST: 0.1 | GP: 0.15 |" in report
+    assert "### iv (quick run," in report  # from results/, labelled by its command
+    widths = {line.count("|") - 1 for line in report.splitlines() if line.startswith("|")}
+    assert max(widths) <= _tables.MAX_COLUMNS
+    text = readme.read_text()
+    assert "stale" not in text and text.startswith("intro\n") and text.endswith("rest\n")
+    assert ("| spanning_trees | [prbast](results/quick/prbast.md) | quick | horseshoe | rmse (lower is better) | "
+            "PRBAST 0.1 | GP 0.15 (strongest of two) | 0.667× | better |") in text
+    assert "<!-- claim:verdict-spanning_trees -->mixed (ours better in 1/2)<!--" in text
+    assert "<!-- claim:quick-rows -->Rows from quick runs (reduced grids and seeds; no full run committed yet): " \
+           "prbast, iv.<!--" in text
+    page = (tmp_path / "docs" / "benchmarks" / "spanning_trees.rst").read_text()
+    assert page.startswith(".. _benchmarks_spanning_trees:") and "rmse over 2 domains" in page
+    assert (tmp_path / "docs" / "benchmarks" / "figures" / "spanning_trees.png").exists()
+    records = {(r["shown_in"], r["id"]): r for r in json.loads((results / "CLAIMS.json").read_text())}
+    assert {("README.md", "headlines"), ("README.md", "verdict-spanning_trees"),
+            ("docs/benchmarks/spanning_trees.rst", "spanning_trees")} <= set(records)
+    cells = [p for p in records["README.md", "headlines"]["parts"] if p.get("kind") == "cell"]
+    assert cells and all(p["sources"][0]["file"] == "results/quick/prbast.json" for p in cells)
 
 
-def test_report_command_rebuilds_everything_from_the_json_on_disk(tmp_path, monkeypatch):
-    results, quick, readme = _point_report_at(tmp_path, monkeypatch)
+def test_full_runs_are_quoted_before_quick_ones(tmp_path, monkeypatch):
+    results, quick, readme = _point_layout_at(tmp_path, monkeypatch)
     readme.write_text(f"{_layout.README_START}\n{_layout.README_END}\n")
-    spec = _harness.headline_pair(ROWS, **DECL, case="horseshoe")["spec"]
-    quick.mkdir(parents=True)
-    # a result written before headlines stored their spec: the declaration in DECLARED applies (by name)
-    (quick / "prbast.json").write_text(json.dumps({"name": "prbast", "command": "python -m benchmarks prbast --quick",
-                                                   "rows": ROWS}))
-    # a new benchmark that stores its spec reaches the README table without any declaration in all.py
-    (quick / "transport.json").write_text(json.dumps({"name": "transport", "rows": ROWS, "headline": {"spec": spec}}))
+    _write_demo_results()
+    full = [{**r, "rmse": 0.5} if r["estimator"] == "GP" else r for r in ROWS]
+    _harness.write_results("prbast", full, command="python -m benchmarks prbast", quick=False,
+                           headline=_harness.headline_pair(full, **DECL, case="horseshoe"))
+    _report.publish()
+    assert "| spanning_trees | [prbast](results/prbast.md) | full | horseshoe |" in readme.read_text()
+    report = (results / "REPORT.md").read_text()
+    assert "### prbast (full run," in report and "Also a quick table: [results/quick/prbast.md]" in report
+
+
+def test_report_command_runs_nothing_and_changes_nothing_the_second_time(tmp_path, monkeypatch):
+    results, quick, readme = _point_layout_at(tmp_path, monkeypatch)
+    readme.write_text(f"{_layout.README_START}\n{_layout.README_END}\n")
+    _write_demo_results()
     ran = []
-    monkeypatch.setattr(runner, "run_module", lambda *a, **k: ran.append(a))
-
-    from benchmarks.__main__ import main
-
+    monkeypatch.setattr(_runner, "run_module", lambda *a, **k: ran.append(a))
+    assert main(["report"]) == 0
+    generated = sorted(p for p in tmp_path.rglob("*") if p.is_file() and p.suffix in (".md", ".rst", ".json", ".png"))
+    first = {p: p.read_bytes() for p in generated}
     assert main(["report"]) == 0
     assert not ran
-    table = readme.read_text()
-    assert "[prbast](benchmarks/results/quick/prbast.md) (quick run)" in table
-    assert "[transport](benchmarks/results/quick/transport.md) (full run)" in table
-    assert table.count("| PRBAST: 0.1 | GP: 0.15") == 1  # DECLARED's prbast excludes no oracle: its row differs
-    assert "Generated by `python -m benchmarks report`" in (results / "REPORT.md").read_text()
+    assert {p: p.read_bytes() for p in generated} == first
+
+
+def test_all_runs_each_module_and_keeps_its_record(tmp_path, monkeypatch):
+    results, quick, readme = _point_layout_at(tmp_path, monkeypatch)
+    ran = []
+
+    def fake(name, quick, timeout):
+        ran.append((name, quick))
+        return _runner.RunRecord(name, f"python -m benchmarks {name} --quick", "ok", 0.5, "2026-01-01 00:00:00")
+
+    monkeypatch.setattr(_runner, "run_module", fake)
+    assert main(["all", "--only", "iv,smave"]) == 0
+    assert ran == [("iv", True), ("smave", True)]
+    records = json.loads((quick / "_runs.json").read_text())
+    assert [r["benchmark"] for r in records] == ["iv", "smave"] and records[0]["status"] == "ok"
+    with pytest.raises(SystemExit, match="unknown benchmarks"):
+        main(["all", "--only", "nope"])
 
 
 def test_quick_runs_write_beside_the_full_tables_never_over_them(tmp_path, monkeypatch):
@@ -154,3 +209,47 @@ def test_quick_runs_write_beside_the_full_tables_never_over_them(tmp_path, monke
     assert json.loads((tmp_path / "demo_bench.json").read_text())["rows"][0]["x"] == 1.0
     assert json.loads((tmp_path / "quick" / "demo_bench.json").read_text())["rows"][0]["x"] == 2.0
     assert not list(tmp_path.rglob("*_quick*"))
+
+
+def test_committed_results_follow_the_naming_scheme():
+    """Full-mode tables in ``results/``, quick ones in ``results/quick/``, no checkpoints in git."""
+    tracked = subprocess.run(["git", "ls-files", "benchmarks/results"], cwd=_layout.ROOT, capture_output=True,
+                             text=True).stdout.split()
+    if not tracked:
+        pytest.skip("not a git checkout")
+    assert not [p for p in tracked if p.endswith(".partial.json") or "_quick." in p]
+    for path in tracked:
+        if path.endswith(".json") and not path.rsplit("/", 1)[-1].startswith(("_", "CLAIMS")):
+            command = json.loads((_layout.ROOT / path).read_text()).get("command", "")
+            assert ("--quick" in command) == ("/quick/" in path), f"{path} was written by `{command}`"
+
+
+def test_generated_rst_pages_build_without_warnings(tmp_path):
+    pytest.importorskip("sphinx")
+    source = tmp_path / "src"
+    shutil.copytree(_layout.DOCS_BENCHMARKS, source / "benchmarks")
+    (source / "conf.py").write_text("project = 'benchmark pages'\n")
+    (source / "index.rst").write_text("Pages\n=====\n\n.. toctree::\n\n   benchmarks/index\n")
+    for page in (source / "benchmarks").glob("*.rst"):  # the guide pages they link to, as stubs
+        for family in re.findall(r":doc:`/guide/(\w+)`", page.read_text()):
+            (source / "guide").mkdir(exist_ok=True)
+            (source / "guide" / f"{family}.rst").write_text(f":orphan:\n\n{family}\n{'=' * len(family)}\n")
+    out = subprocess.run([sys.executable, "-m", "sphinx", "-q", "-W", "--keep-going", "-b", "html", str(source),
+                          str(tmp_path / "html")], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+
+
+def test_timing_helper_gives_wall_and_cpu_seconds_and_the_result():
+    t = timed(lambda: sum(range(20000)), repeats=3, stat="min", trace_memory=True)
+    assert t.result == sum(range(20000)) and t.repeats == 3 and t.wall_s > 0 and t.cpu_s >= 0
+    assert t.peak_mb is not None and timed(lambda: None).peak_mb is None
+    with Stopwatch() as sw:
+        inside = sw.wall_s
+        sum(range(20000))
+    final = sw.wall_s
+    time.sleep(0.01)
+    assert 0 <= inside <= final == sw.wall_s  # running inside the block, frozen after it
+    with pytest.raises(ValueError, match="stat"):
+        timed(lambda: None, stat="mean")
+    with pytest.raises(RuntimeError, match="never started"):
+        Stopwatch().wall_s

@@ -1,12 +1,12 @@
-"""Every numeric claim in README.md traces to a row of the committed benchmark tables.
+"""Every measured number the README and the docs' benchmark pages quote traces to a row of the committed tables.
 
-The README's measured numbers live in generated spans (the headline table between the
-``benchmark-headlines`` markers and the ``<!-- claim:ID -->`` spans), written by ``python -m benchmarks report``
-together with ``benchmarks/results/CLAIMS.json``, which keeps each claim as pieces: prose (no digits), strings
-taken from the tables, links, and numbers with their sources. This test reads the tables itself and checks
-every number against the cell (or the ratio of two cells, or the count of cases) it names, that the spans are
-what the report generates from the tables on disk now (claims generated, not typed), and that no number is
-typed into the README outside the spans.
+``python -m benchmarks report`` writes the claims (the README's headline table, its verdict spans
+``<!-- claim:ID -->...<!-- /claim:ID -->``, and each family's claim on ``docs/benchmarks/FAMILY.rst``) together with
+``benchmarks/results/CLAIMS.json``, which keeps each claim as pieces: prose (no digits), strings taken from the
+tables, links, and numbers with their sources. This test reads the tables itself and checks every number against
+the cell (or the ratio of two cells, or the count of cases) it names; that the README and the pages show the
+recorded claims; that the generated files are what the report writes from the tables on disk now; and that no
+number is typed into the README outside the generated spans.
 """
 
 import json
@@ -22,6 +22,7 @@ CLAIMS = ROOT / "benchmarks" / "results" / "CLAIMS.json"
 START, END = "<!-- benchmark-headlines:start -->", "<!-- benchmark-headlines:end -->"
 SPAN = re.compile(r"<!-- claim:(?P<id>[\w-]+) -->(?P<text>.*?)<!-- /claim:(?P=id) -->", re.DOTALL)
 NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+LINK = re.compile(r"\]\((?P<target>[^)#\s]+)(?:#[^)]*)?\)")
 # Phrases with digits the README may carry outside the generated spans: versions, formats and names, none of
 # them a measurement. Anything else with a digit outside the spans fails the last test.
 NOT_MEASUREMENTS = ("Python ≥ 3.11", "2SLS", "4-bit", "2-core", "BSD-3-Clause")
@@ -30,12 +31,8 @@ if not README.exists() or not CLAIMS.exists():
     pytest.skip("README.md or benchmarks/results/CLAIMS.json missing", allow_module_level=True)
 
 
-def _readme():
-    return README.read_text()
-
-
 def _records():
-    return {r["id"]: r for r in json.loads(CLAIMS.read_text())}
+    return {(r["shown_in"], r["id"]): r for r in json.loads(CLAIMS.read_text())}
 
 
 def _spans(text):
@@ -93,22 +90,34 @@ def _all_strings():
     return out
 
 
-def test_every_claim_span_is_recorded_with_its_sources():
-    spans, records = _spans(_readme()), _records()
+def test_every_readme_span_is_a_recorded_claim():
+    spans, records = _spans(README.read_text()), _records()
     assert "headlines" in spans and len(spans) > 1, "the README has no generated claims"
+    shown = {claim_id for where, claim_id in records if where == "README.md"}
+    assert shown == set(spans), "README.md and CLAIMS.json list different claims (rerun the report)"
     for claim_id, text in spans.items():
-        assert claim_id in records, f"claim {claim_id!r} in README.md but not in CLAIMS.json"
-        record = records[claim_id]
+        record = records["README.md", claim_id]
         assert record["text"] == text, f"claim {claim_id!r}: README.md differs from CLAIMS.json (rerun the report)"
         rendered = "".join(p["num"] + p["unit"] if "num" in p else f"[{p['label']}]({p['link']})" if "link" in p
                            else p.get("say", p.get("label")) for p in record["parts"])
         assert rendered == text
 
 
+def test_every_family_claim_is_on_its_benchmarks_page():
+    from benchmarks._claims import Claim
+
+    pages = [r for (where, _), r in _records().items() if where.startswith("docs/benchmarks/")]
+    assert len(pages) >= 8, "fewer family claims than method families"
+    for record in pages:
+        page = (ROOT / record["shown_in"]).read_text()
+        rst = "".join(Claim.render_part(p, "rst") for p in record["parts"])
+        assert rst in page, f"{record['shown_in']} does not show claim {record['id']!r} (rerun the report)"
+
+
 def test_every_number_in_a_claim_traces_to_a_results_row():
     strings = _all_strings()
     n_numbers = 0
-    for claim_id, record in _records().items():
+    for (where, claim_id), record in _records().items():
         for part in record["parts"]:
             if "say" in part:
                 assert not re.search(r"\d", part["say"]), f"{claim_id}: a number typed as prose: {part['say']!r}"
@@ -135,31 +144,47 @@ def test_every_number_in_a_claim_traces_to_a_results_row():
                 if "link" in part:
                     assert (ROOT / part["link"]).exists(), f"{claim_id}: broken link {part['link']}"
                 assert label in strings, f"{claim_id}: {label!r} is not a string of the results tables"
-    assert n_numbers > 20
+    assert n_numbers > 100
 
 
-def test_readme_claims_are_what_the_report_generates_from_the_tables_now():
+def test_generated_files_are_what_the_report_writes_from_the_tables_now():
+    """``python -m benchmarks report`` is idempotent: run on the committed results, it changes no file."""
     pytest.importorskip("matplotlib")
-    from benchmarks import _claims as report
+    from benchmarks import _layout
+    from benchmarks._claims import build_claims
+    from benchmarks._readme import render_readme
+    from benchmarks._report import build_pages, build_report, claim_records
+    from benchmarks._results import candidates
 
-    results = report._candidates()
-    table, _ = report.headline_table(results)
-    spans = _spans(_readme())
-    assert spans["headlines"] == table, "README headline table is stale: run `python -m benchmarks report`"
-    for claim_id, claim in report.build_claims(results).items():
-        if claim_id in spans:
-            assert spans[claim_id] == claim.text, f"claim {claim_id!r} is stale: run `python -m benchmarks report`"
+    results = candidates()
+    readme, shown = render_readme(README.read_text(), results)
+    assert readme == README.read_text(), "README.md is stale: run `python -m benchmarks report`"
+    assert build_report(results) == _layout.REPORT.read_text(), "REPORT.md is stale: run the report"
+    pages = build_pages(results)
+    assert set(pages) == set(_layout.DOCS_BENCHMARKS.glob("*.rst")), "docs/benchmarks/ holds other pages"
+    for path, text in pages.items():
+        assert path.read_text() == text, f"{path.name} is stale: run `python -m benchmarks report`"
+    assert json.loads(CLAIMS.read_text()) == claim_records(shown, results)
+    figures = {f"{family}.png" for family, fam in build_claims(results).items() if fam.pairs}
+    assert figures == {p.name for p in (_layout.DOCS_BENCHMARKS / "figures").glob("*.png")}
 
 
 def test_no_number_is_typed_into_the_readme_outside_the_generated_spans():
-    text = _readme()
+    text = README.read_text()
     head, rest = text.split(START, 1)
     text = head + rest.split(END, 1)[1]
     text = SPAN.sub("", text)
-    text = re.sub(r"```.*?```", "", text, flags=re.DOTALL)  # code blocks
+    text = re.sub(r"```.*?```", "", text, flags=re.DOTALL)  # code blocks (run by tests/test_readme_code.py)
     text = re.sub(r"`[^`]*`", "", text)  # inline code: names, commands, pins
     text = re.sub(r"\]\([^)]*\)", "]", text)  # link targets
     for phrase in NOT_MEASUREMENTS:
         text = text.replace(phrase, "")
     stray = [text[max(0, m.start() - 30):m.end() + 10] for m in NUMBER.finditer(text)]
     assert not stray, f"numbers typed into README.md outside the generated spans: {stray}"
+
+
+def test_every_link_in_the_readme_leads_to_a_file_of_the_repository():
+    targets = {m["target"] for m in LINK.finditer(README.read_text()) if "://" not in m["target"]}
+    assert any(t.startswith("docs/guide/") for t in targets) and any(t.startswith("docs/benchmarks/") for t in targets)
+    missing = sorted(t for t in targets if not (ROOT / t).exists())
+    assert not missing, f"README.md links to files that do not exist: {missing}"

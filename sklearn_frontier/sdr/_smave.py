@@ -28,7 +28,7 @@ from ._sgd import AVERAGE_GAMMA, StreamAverage, auto_batch_size, epoch_batches, 
 from ._stream import Reservoir, RunningMoments, rescale_basis
 
 # partial_fit anchors a quarter of each chunk (at least one batch): at 10^6 rows in chunks of 10^5 a whole pass
-# took 3.5x the one-shot fit's time for a worse subspace than the quarter (benchmarks/results/smave.md); every
+# took 3.5x the one-shot fit's time for a worse subspace than the quarter (benchmarks/results/quick/smave.md); every
 # row of the chunk still serves as a neighbour, and the stream's running mean carries the earlier chunks.
 STREAM_ANCHOR_FRACTION = 0.25
 MAX_INIT_ROWS = 20000  # the OPG start is computed on a subsample of at most this many rows (bounded memory)
