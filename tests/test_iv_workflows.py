@@ -122,6 +122,17 @@ def test_scorer_checks_instruments_like_score(data):
             check(model, X, y, Z=Z.to_numpy()[:, :2], W=W.to_numpy())
 
 
+def test_scorer_ranks_an_ols_fit_with_dataframe_instruments(data):
+    """A model fitted without Z (OLS) has no instrument columns to match: scoring it against a DataFrame Z, as a
+    model comparison does, is silent and equals the loss computed from arrays."""
+    X, y, Z, W, _ = data
+    ols = TwoStageLeastSquares().fit(X, y, W=W)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        from_frame = make_iv_scorer()(ols, X, y, Z=Z, W=W)
+    assert from_frame == pytest.approx(make_iv_scorer()(ols, X, y, Z=Z.to_numpy(), W=W))
+
+
 def test_projected_mse_takes_the_controls(data):
     """The metric takes W like the scorer: the controls join the projection (held-out rows, so the loss is > 0)."""
     X, y, Z, W, _ = data

@@ -428,3 +428,21 @@ def test_displacement_interpolator_is_the_geodesic():
     np.testing.assert_allclose(interp.predict([0.25])[0], base + 0.25 * c, atol=1e-10)
     np.testing.assert_allclose(interp.predict([-1.0])[0], base)
     np.testing.assert_allclose(interp.predict([2.0])[0], base + c ** 2)
+
+
+def test_displacement_interpolator_scores_clouds_in_cross_validation():
+    # R^2 has no meaning for point clouds: the baseline is scored like WassersteinPathRegressor (negative W2^2),
+    # so that cross_val_score ranks the two on one scale instead of returning NaN.
+    from sklearn.model_selection import KFold, cross_val_score
+
+    from sklearn_frontier.transport import DisplacementInterpolator, wasserstein2_squared
+
+    rng = np.random.default_rng(0)
+    times = np.linspace(0.0, 1.0, 8)
+    clouds = np.stack([rng.normal(size=(30, 2)) + [3.0 * t, 0.0] for t in times])
+    scores = cross_val_score(DisplacementInterpolator(), times, clouds, cv=KFold(3))
+    assert np.all(np.isfinite(scores)) and np.all(scores < 0)
+    model = DisplacementInterpolator().fit(times[::2], clouds[::2])
+    expected = -np.mean(wasserstein2_squared(model.predict(times[1::2]), list(clouds[1::2])))
+    assert model.score(times[1::2], clouds[1::2]) == pytest.approx(expected)
+    assert DisplacementInterpolator().fit(times, clouds).score(times, clouds) == pytest.approx(0.0, abs=1e-12)

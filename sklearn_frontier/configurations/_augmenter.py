@@ -79,19 +79,17 @@ def _has_head(self):
 class MixConfigAugmenter(TransformerMixin, BaseEstimator):
     """Configuration-mixed feature augmentation (MixConfig): ``[X, z(x)]`` with learned mixing.
 
-    A :class:`ConfigurationExtractor` finds the stable partitions of a kNN graph of all rows
-    (labelled and unlabelled); each row gets soft assignments ``S_i(x)`` to every configuration, a
-    cluster embedding ``c_i = S_i E_i``, and per-sample weights ``w_i(x) = softmax_i(s_i / tau)``
-    from an energy-aware scorer ``s_i = MLP([h(x); c_i; e_i])`` (``h`` a context encoder of x,
-    ``e_i`` the configuration's z-scored stability statistics). The small torch selector is
-    trained on the task loss of a linear head on ``z = sum_i w_i c_i``; ``transform`` returns
-    ``[X, z]`` for any downstream model.
+    Appends to X a learned, per-sample mixture of the soft cluster assignments of several stable partitions
+    (configurations) of the data, so that any downstream model can use its multi-scale cluster structure;
+    ``transform`` returns ``[X, z]``.
 
     Rows with ``y == -1`` or a missing value (NaN, None, ``pd.NA``) for classification, or ``y = NaN``
     for regression, are unlabelled: they shape the graph, the configurations and the assignments but not
     the loss (semi-supervised fit). In a plain ``Pipeline`` the next step would see those markers as
     targets, so ``fit_transform`` warns when they are present; use :class:`SemiSupervisedAugmentation`,
     which fits the augmenter on every row and the downstream model on the labelled ones.
+
+    Read more in the :ref:`User Guide <user_guide_configurations>`.
 
     Parameters
     ----------
@@ -167,14 +165,21 @@ assign_neighbors, stability_features : see ConfigurationExtractor
     Attributes
     ----------
     extractor_ : ConfigurationExtractor
+        The extractor (a clone of ``extractor``, or one built from the flat parameters) fitted on every row.
     n_configurations_ : int
+        Number of configurations M mixed.
     single_index_ : int
+        Index of the configuration chosen by ``single_rule`` (used by ``mixing="single"``).
     task_ : str
         ``"classification"`` or ``"regression"``: the task fitted (``task``, or what ``"auto"`` read from y).
     labelled_mask_ : ndarray of shape (n_samples,), dtype=bool
         Which training rows were labelled (the others shaped the graph only).
-    classes_ : ndarray (classification)
-    y_mean_, y_scale_ : float (regression)
+    classes_ : ndarray of shape (n_classes,)
+        Class labels seen among the labelled rows (classification only).
+    y_mean_ : float
+        Mean of the labelled targets, which are standardised for the selector's loss (regression only).
+    y_scale_ : float
+        Standard deviation of the labelled targets, 1 when they are constant (regression only).
     stats_scaled_ : ndarray of shape (n_configurations_, q)
         z-scored stability statistics the scorer sees.
     module_state_ : dict of ndarray or None
@@ -186,12 +191,25 @@ assign_neighbors, stability_features : see ConfigurationExtractor
         The selector net's per-epoch skorch history (``train_loss``, ``valid_loss``, ``dur``, ...) as
         plain dicts (empty for ``mixing="concat"``).
     n_iter_ : int
+        Training epochs of the selector (0 for ``mixing="concat"``).
     n_features_in_ : int
-    feature_names_in_ : ndarray
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during ``fit``. Defined only when X has feature names that are all strings.
 
     See Also
     --------
     ConfigurationExtractor : The configurations and their soft assignments.
+    SemiSupervisedAugmentation : The augmenter and a downstream model fitted on the labelled rows.
+
+    Notes
+    -----
+    A :class:`ConfigurationExtractor` finds the stable partitions of a kNN graph of all rows (labelled and
+    unlabelled); each row gets soft assignments ``S_i(x)`` to every configuration, a cluster embedding
+    ``c_i = S_i E_i``, and per-sample weights ``w_i(x) = softmax_i(s_i / tau)`` from an energy-aware scorer
+    ``s_i = MLP([h(x); c_i; e_i])`` (``h`` a context encoder of x, ``e_i`` the configuration's z-scored
+    stability statistics). The small torch selector is trained on the task loss of a linear head on
+    ``z = sum_i w_i c_i``, through skorch.
 
     References
     ----------
@@ -503,7 +521,7 @@ assign_neighbors, stability_features : see ConfigurationExtractor
         if n_unlabelled:
             warn_user(f"{n_unlabelled} of {self.labelled_mask_.shape[0]} rows are unlabelled: a step after "
                       "MixConfigAugmenter in a Pipeline receives y unchanged and would learn the marker as a "
-                      "target. Use SemiSupervisedAugmentation(augmenter, estimator) to fit the augmenter on every "
+                      "target. Use SemiSupervisedAugmentation(estimator, augmenter) to fit the augmenter on every "
                       "row and the estimator on the labelled ones.", UnlabelledRowsWarning)
         return self.transform(X)
 

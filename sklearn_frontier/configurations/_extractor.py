@@ -54,12 +54,11 @@ def _check_features(self, input_features):
 class ConfigurationExtractor(TransformerMixin, BaseEstimator):
     """Configurations: the partitions that are optimal over an interval of the resolution.
 
-    Builds a kNN graph of the (standardised) rows, runs the project's Louvain engine for
-    generalised modularity ``Q_P(gamma) = a_P - gamma b_P`` at log-spaced resolutions, keeps the
-    exact upper envelope of the candidate lines (the CHAMP construction), and retains the envelope
-    pieces with ``2 <= K <= max_cluster_frac * n`` clusters whose band ``[gamma_lo, gamma_hi]`` is at
-    least ``min_log_width`` wide in log scale (the ``max_configurations`` widest, ordered by K).
-    ``transform`` returns soft assignments of any rows to every configuration (neighbour votes).
+    Finds the few partitions of a kNN graph of the rows that stay optimal over a wide range of the
+    modularity resolution, from coarse to fine; ``transform`` returns soft assignments of any rows to the
+    clusters of every configuration (neighbour votes).
+
+    Read more in the :ref:`User Guide <user_guide_configurations>`.
 
     Parameters
     ----------
@@ -116,26 +115,54 @@ class ConfigurationExtractor(TransformerMixin, BaseEstimator):
     resolutions_ : ndarray of shape (n_configurations_, 2)
         ``[gamma_lo, gamma_hi]`` band of each configuration.
     stability_ : ndarray of shape (n_configurations_, q)
+        Statistics of each configuration, one column per name in ``stability_names_``: the entropy of its
+        cluster sizes (nats), its attraction ``a_P`` and repulsion ``b_P`` and the log width of its band
+        (``stability_features="graph"``); the mean intra-cluster distance to the centroid, the mean and largest
+        distance between centroids and their separation (``"geometric"``); or both.
     stability_names_ : list of str
+        Names of the columns of ``stability_``: ``"entropy"``, ``"attraction"``, ``"repulsion"``,
+        ``"log_width"`` and/or ``"intra_dist"``, ``"inter_dist_mean"``, ``"inter_dist_max"``, ``"separation"``.
     n_clusters_ : ndarray of shape (n_configurations_,)
+        Number of clusters K_i of each configuration.
     n_configurations_ : int
+        Number of configurations kept.
     n_candidates_ : int
         Distinct partitions found by the scan.
-    graph_ : scipy.sparse.csr_matrix
+    graph_ : scipy.sparse.csr_matrix of shape (n_samples, n_samples)
+        Symmetric kNN affinity of the standardised training rows.
     resolution_profile_ : dict
         ``gamma`` grid, envelope ``winner`` per grid point (configuration index or -1), its number
         of clusters and quality, the candidates' ``a``/``b`` and the whole ``envelope``.
     fallback_ : bool
         True when no partition passed the filters.
-    mean_, scale_ : ndarray of shape (n_features_in_,)
+    centroids_ : list of ndarray of shape (n_clusters_[i], n_features_in_)
+        Cluster centroids of each configuration in the standardised space (``assign="centroid"``).
+    assign_temperature_ : ndarray of shape (n_configurations_,)
+        Softmax temperature of the centroid assignment of each configuration: the median squared distance of
+        the training rows to their centroid.
+    mean_ : ndarray of shape (n_features_in_,)
+        Column means of X (zeros when ``standardize=False``).
+    scale_ : ndarray of shape (n_features_in_,)
+        Column standard deviations of X (ones when ``standardize=False``; a constant column keeps 1).
     X_fit_ : ndarray of shape (n_samples, n_features_in_)
         Standardised training rows (the assignment neighbours).
     n_features_in_ : int
+        Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during ``fit``. Defined only when X has feature names that are all strings.
 
     See Also
     --------
     MixConfigAugmenter : Learned per-sample mixing of the configurations.
+
+    Notes
+    -----
+    The extractor builds a kNN graph of the (standardised) rows, runs the project's Louvain engine for
+    generalised modularity ``Q_P(gamma) = a_P - gamma b_P`` at log-spaced resolutions, keeps the exact upper
+    envelope of the candidate lines (the CHAMP construction), and retains the envelope pieces with
+    ``2 <= K <= max_cluster_frac * n`` clusters whose band ``[gamma_lo, gamma_hi]`` is at least
+    ``min_log_width`` wide in log scale (the ``max_configurations`` widest, ordered by K). A partition that
+    wins over a wide band of resolutions is a stable description of the data at that scale.
 
     References
     ----------

@@ -58,6 +58,14 @@ class SemiSupervisedAugmentation(MetaEstimatorMixin, BaseEstimator):
     MixConfigAugmenter : The augmenter; its ``fit_transform`` warns when unlabelled rows would leak downstream.
     sklearn.semi_supervised.SelfTrainingClassifier : The same ``-1`` convention for unlabelled rows.
 
+    Notes
+    -----
+    ``fit`` fits the augmenter on every row (with ``task="auto"`` it takes the task from the downstream
+    estimator: a classifier makes it a classification), transforms every row, and fits the estimator on the
+    transformed labelled rows only. ``predict``, ``predict_proba`` and ``decision_function`` transform their
+    rows with the fitted augmenter and delegate to the fitted estimator, so new rows never refit the
+    configurations.
+
     Examples
     --------
     >>> import numpy as np

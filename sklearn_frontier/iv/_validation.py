@@ -120,7 +120,8 @@ def check_side_arrays(est, n_samples, **arrays):
             raise ValueError(f"{owner} was fitted without controls W, but W was passed; refit with W=... to use "
                              "controls.")
         _check_side_feature_names(est, W, "W", getattr(est, "control_feature_names_in_", None))
-    if Z is not None:
+    if Z is not None and getattr(est, "instruments_supplied_", True):
+        # a model fitted without instruments (OLS) has no Z columns to match: scoring it with a DataFrame Z is fine
         _check_side_feature_names(est, Z, "Z", getattr(est, "instrument_feature_names_in_", None))
     side = SideArrays(_validate_side_array(Z, n_samples, "Z"), _validate_side_array(W, n_samples, "W"))
     if side.W is not None and side.W.shape[1] != k_w:

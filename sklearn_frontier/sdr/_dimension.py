@@ -42,9 +42,10 @@ def _score_folds(estimator, d, X, y, yt, folds):
 class MAVEDimensionCV(MetaEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Choose ``n_components`` of an SDR estimator by the cross-validated error of a local smoother.
 
-    For each candidate ``d = 1 .. min(max_components, n_features, n_samples - 2)`` the projection on the
-    estimated d-dimensional subspace is scored by the mean absolute error of R MAVE's ``CVfast`` smoother
-    (an adaptive Epanechnikov-type Nadaraya-Watson estimate with a 2nd-nearest-neighbour bandwidth floor).
+    Fits the wrapped estimator at each candidate dimension, keeps the dimension whose projection predicts y
+    best, and refits it on all rows; ``transform`` then projects on the selected subspace.
+
+    Read more in the :ref:`User Guide <user_guide_sdr>`.
 
     Parameters
     ----------
@@ -75,6 +76,7 @@ class MAVEDimensionCV(MetaEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Trans
     best_estimator_ : estimator
         A clone with ``n_components=n_components_`` fitted on all data; ``transform`` delegates to it.
     n_features_in_ : int
+        Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Defined when X has string column names.
 
@@ -83,6 +85,14 @@ class MAVEDimensionCV(MetaEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Trans
     SMAVE : The default estimator.
     OPG : Nested directions, scored from one fit.
     RMAVE : Refined MAVE.
+
+    Notes
+    -----
+    For each candidate ``d = 1 .. min(max_components, n_features, n_samples - 2)`` the projection on the
+    estimated d-dimensional subspace is scored by the mean absolute error of R MAVE's ``CVfast`` smoother
+    (an adaptive Epanechnikov-type Nadaraya-Watson estimate with a 2nd-nearest-neighbour bandwidth floor).
+    With an :class:`OPG` estimator and ``cv=None`` the directions are nested, so one fit at the largest
+    candidate serves every ``d``.
 
     References
     ----------

@@ -21,9 +21,10 @@ from ._base import (
 class OPG(_BaseSDR):
     """Outer product of gradients: top eigenvectors of the mean outer product of local slopes.
 
-    Local linear fits of ``y`` in the ambient (standardised) space at each anchor give gradient estimates
-    ``b_j``; the central mean subspace is spanned by the top ``n_components`` eigenvectors of
-    ``M = mean_j b_j b_j^T``. Directions are nested in ``n_components``.
+    A one-shot estimate of the central mean subspace, without iterations; it is the starting point of
+    :class:`SMAVE` and :class:`RMAVE`. Directions are nested in ``n_components``.
+
+    Read more in the :ref:`User Guide <user_guide_sdr>`.
 
     Parameters
     ----------
@@ -60,10 +61,19 @@ class OPG(_BaseSDR):
         ``M``.
     n_components_ : int
         The selected dimension.
-    mean_, scale_ : ndarray of shape (n_features,)
-    y_mean_, y_scale_ : float
+    mean_ : ndarray of shape (n_features,)
+        Column means of X.
+    scale_ : ndarray of shape (n_features,)
+        Column standard deviations of X used for standardisation (ones when ``standardize=False``; a constant
+        column keeps scale 1).
+    y_mean_ : float
+        Mean of y.
+    y_scale_ : float
+        Standard deviation of y (1 when y is constant).
     n_failed_solves_ : int
+        Anchors whose local linear fit could not be solved (degenerate neighbourhoods).
     n_features_in_ : int
+        Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Defined when X has string column names.
 
@@ -71,6 +81,13 @@ class OPG(_BaseSDR):
     --------
     SMAVE : Stochastic Riemannian MAVE started from OPG.
     RMAVE : Refined MAVE.
+
+    Notes
+    -----
+    Local linear fits of ``y`` in the ambient (standardised) space at each anchor give gradient estimates
+    ``b_j``; the central mean subspace is spanned by the top ``n_components`` eigenvectors of
+    ``M = mean_j b_j b_j^T``. With ``localization="kernel"`` every point weighs in every local fit, at
+    O(n^2 p^2) cost.
 
     References
     ----------

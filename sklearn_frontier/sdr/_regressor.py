@@ -17,6 +17,11 @@ PREDICT_RIDGE = 1e-3
 class SMAVERegressor(RegressorMixin, SMAVE):
     """Regression on the SMAVE projection: local linear fits in the learned subspace (or any regressor).
 
+    Learns the central mean subspace with :class:`SMAVE`, then predicts y from the projection of X, by default
+    with a local linear fit at each query point among its nearest training projections.
+
+    Read more in the :ref:`User Guide <user_guide_sdr>`.
+
     Parameters
     ----------
     n_components : int, default=2
@@ -72,17 +77,73 @@ class SMAVERegressor(RegressorMixin, SMAVE):
 
     Attributes
     ----------
-    components_, directions_, eigenvalues_, n_iter_, loss_curve_ : as in :class:`SMAVE`
+    components_ : ndarray of shape (n_components, n_features)
+        Orthonormal basis rows in the standardised space, canonically rotated and signed.
+    directions_ : ndarray of shape (n_components, n_features)
+        Unit-norm directions in the original feature units.
+    eigenvalues_ : ndarray of shape (n_components,)
+        Eigenvalues of the mean outer product of the final local slopes (descending).
+    init_components_ : ndarray of shape (n_components, n_features)
+        The initial basis (standardised space).
+    n_components_ : int
+        The selected dimension.
+    n_neighbors_ : int
+        Neighbours per anchor actually used (``n_neighbors`` or its default rule, clipped to n).
+    batch_size_ : int
+        Anchors per step actually used.
+    mean_ : ndarray of shape (n_features,)
+        Column means of X.
+    scale_ : ndarray of shape (n_features,)
+        Column standard deviations of X used for standardisation (ones when ``standardize=False``).
+    y_mean_ : float
+        Mean of y.
+    y_scale_ : float
+        Standard deviation of y (1 when y is constant).
+    n_iter_ : int
+        Steps run by the kept restart.
+    t_ : int
+        Steps taken in total (the step-size schedule's clock).
+    loss_curve_ : ndarray of shape (n_iter_,)
+        Mini-batch MAVE loss (mean local weighted RSS, standardised y) per step.
+    objective_path_ : ndarray of shape (n_iter_,)
+        Same as ``loss_curve_``.
+    grad_norm_curve_ : ndarray of shape (n_iter_,)
+        Frobenius norm of the stochastic Riemannian gradient per step.
+    window_change_curve_ : ndarray
+        Distance between consecutive windows' mean projections (what ``tol`` is compared with).
+    grad_norm_ : float
+        Final Riemannian gradient norm of the full-batch objective ("trust-regions"; NaN for "sgd").
+    n_refresh_ : int
+        Neighbour rebuilds in the kept run.
+    loss_ : float
+        Exact evaluation loss of the kept basis.
+    converged_ : bool
+        Whether the stopping rule stopped the kept restart.
+    n_failed_solves_ : int
+        Local solves that failed (degenerate neighbourhoods) during the kept restart.
+    n_samples_seen_ : int
+        Rows seen by ``fit``.
     train_projection_ : ndarray of shape (n_samples, n_components)
         Projected training data (default predictor only).
     y_train_ : ndarray of shape (n_samples,)
         Standardised training targets (default predictor only).
     regressor_ : regressor
         The fitted clone of ``regressor`` (when given).
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Defined when X has string column names.
 
     See Also
     --------
     SMAVE : The transformer alone.
+
+    Notes
+    -----
+    The subspace is fitted exactly as by :class:`SMAVE` (same parameters and attributes). The default predictor
+    solves a kernel-weighted local linear least-squares problem in the d-dimensional projection at each query
+    point, over its ``n_predict_neighbors`` nearest training projections (slope ridge 1e-3): one k-d tree query
+    and one (d + 1)-parameter least-squares solve per query point.
 
     Examples
     --------

@@ -27,10 +27,10 @@ GLOBAL_RIDGE = 1e-8
 class RMAVE(_BaseSDR):
     """Refined MAVE: alternate local linear fits in the projected space and a global least-squares update of B.
 
-    Each iteration runs over all n anchors: local fits ``(a_j, b_j)`` at the current ``B`` (localised in the
-    projected space), then ``B`` solves the weighted least-squares problem
-    ``min_B sum_j sum_i w_ij (y_i - a_j - b_j^T B^T (z_i - z_j))^2`` (a (p d) x (p d) linear system), followed by
-    a QR orthonormalisation. Quadratic cost in n per iteration with ``localization="kernel"``.
+    The classical MAVE estimator of the central mean subspace, started from OPG; its cost per iteration is
+    quadratic in the number of rows with ``localization="kernel"`` (see :class:`SMAVE` for large data).
+
+    Read more in the :ref:`User Guide <user_guide_sdr>`.
 
     Parameters
     ----------
@@ -65,15 +65,26 @@ class RMAVE(_BaseSDR):
     components_, directions_ : ndarray of shape (n_components, n_features)
         Basis (standardised space) and unit directions (original units), canonical rotation and signs.
     eigenvalues_ : ndarray of shape (n_components,)
+        Eigenvalues of the mean outer product of the final local slopes in the projected space (descending).
     n_components_ : int
         The selected dimension.
     n_iter_ : int
+        Alternating iterations run.
     loss_curve_ : ndarray of shape (n_iter_,)
         Mean local weighted RSS at the start of each iteration.
     converged_ : bool
-    mean_, scale_ : ndarray of shape (n_features,)
-    y_mean_, y_scale_ : float
+        Whether the subspace change fell below ``tol`` before ``max_iter`` iterations.
+    mean_ : ndarray of shape (n_features,)
+        Column means of X.
+    scale_ : ndarray of shape (n_features,)
+        Column standard deviations of X used for standardisation (ones when ``standardize=False``; a constant
+        column keeps scale 1).
+    y_mean_ : float
+        Mean of y.
+    y_scale_ : float
+        Standard deviation of y (1 when y is constant).
     n_features_in_ : int
+        Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Defined when X has string column names.
 
@@ -81,6 +92,14 @@ class RMAVE(_BaseSDR):
     --------
     SMAVE : The stochastic, linear-cost version.
     OPG : Outer product of gradients.
+
+    Notes
+    -----
+    Each iteration runs over all n anchors: local fits ``(a_j, b_j)`` at the current ``B`` (localised in the
+    projected space), then ``B`` solves the weighted least-squares problem
+    ``min_B sum_j sum_i w_ij (y_i - a_j - b_j^T B^T (z_i - z_j))^2`` (a (p d) x (p d) linear system), followed by
+    a QR orthonormalisation. The final basis is rotated to the eigenbasis of the mean outer product of the local
+    slopes and its signs fixed, so that runs can be compared.
 
     References
     ----------

@@ -41,15 +41,10 @@ MIN_USEFUL_CHUNK = 400
 class SMAVE(_BaseSDR):
     """Stochastic Riemannian MAVE: the central mean subspace by Riemannian SGA on the Stiefel manifold.
 
-    Finds an orthonormal ``B`` (p, d) such that ``E[y | x]`` depends on ``x`` only through ``B^T x``, by
-    maximising the explained local weighted sum of squares of local linear fits (MAVE's objective) with a
-    closed-form Riemannian gradient over mini-batches of anchors. Anchors are localised by a k-d tree in the
-    d-dimensional projected space; neighbour sets are reused across steps and recomputed only when the subspace
-    has moved, and the run stops when the window-averaged subspace stops moving. One step costs
-    O(n p d + m k (p + d^2)); memory is O(n p) for the data plus O(n d + m k). ``partial_fit`` streams chunks
-    through a bounded reservoir. ``solver="trust-regions"`` instead solves the full-batch (kernel-weighted)
-    MAVE objective on the Grassmann manifold with pymanopt's trust-region method and PyTorch autodiff, to a
-    certified stationary point (``grad_norm_``), at quadratic cost in n.
+    Finds an orthonormal ``B`` (p, d) such that ``E[y | x]`` depends on ``x`` only through ``B^T x``, at a cost
+    per step linear in the number of rows; ``partial_fit`` streams data that do not fit in memory.
+
+    Read more in the :ref:`User Guide <user_guide_sdr>`.
 
     Parameters
     ----------
@@ -126,6 +121,7 @@ class SMAVE(_BaseSDR):
     n_components_ : int
         The selected dimension.
     n_neighbors_ : int
+        Neighbours per anchor actually used (``n_neighbors`` or its default rule, clipped to n).
     batch_size_ : int
         Anchors per step actually used.
     mean_, scale_ : ndarray of shape (n_features,)
@@ -157,6 +153,7 @@ class SMAVE(_BaseSDR):
     n_samples_seen_ : int
         Rows seen (by ``fit``, or summed over ``partial_fit`` calls).
     n_features_in_ : int
+        Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Defined when X has string column names.
 
@@ -165,6 +162,20 @@ class SMAVE(_BaseSDR):
     OPG : Outer product of gradients (the initialiser).
     RMAVE : Refined MAVE by alternating weighted least squares (quadratic cost).
     MAVEDimensionCV : Choose ``n_components`` by cross-validation.
+
+    Notes
+    -----
+    SMAVE maximises the explained local weighted sum of squares of local linear fits (MAVE's objective) by
+    Riemannian stochastic gradient ascent on the Stiefel manifold, with a closed-form gradient over
+    mini-batches of anchors. Anchors are localised by a k-d tree in the d-dimensional projected space; neighbour
+    sets are reused across steps and recomputed only when the subspace has moved by more than ``refresh_tol``,
+    and the run stops when the window-averaged subspace stops moving (``tol``). One step costs
+    O(n p d + m k (p + d^2)) for m anchors of k neighbours; memory is O(n p) for the data plus O(n d + m k).
+    ``partial_fit`` streams chunks through a bounded reservoir of earlier rows.
+
+    ``solver="trust-regions"`` instead solves the full-batch (kernel-weighted) MAVE objective on the Grassmann
+    manifold with pymanopt's trust-region method and PyTorch autodiff, to a certified stationary point
+    (``grad_norm_``), at quadratic cost in n.
 
     References
     ----------

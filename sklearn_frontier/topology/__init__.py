@@ -6,40 +6,37 @@ eigenpairs drive spectral clustering (:class:`CEOSpectralClustering`), embedding
 (:class:`CollapsedLaplacian`), positional encodings (:class:`CEOPositionalEncoding`) and smoothing
 (:class:`CEOSmoother`).
 
-When does the higher order help? (measured, ``python -m benchmarks ceo``; paired differences ± SE over 10 seeds)
-------------------------------------------------------------------------------------------------------------------
+When does the higher order help?
+--------------------------------
 
 In plain words: **the cells help through the pairs they put into the graph, not through the collapse.** Every
-gain we measured over a graph-only method is also obtained by the graph + in-cell pairs Laplacian
-(``HypergraphSpectralClustering(laplacian="graph_plus_pairs")``), which is what CEO's rank 1 is.
+gain measured over a graph-only method (``python -m benchmarks ceo``; the tables are on the benchmark page) is
+also obtained by the graph + in-cell pairs Laplacian (``HypergraphSpectralClustering(laplacian="graph_plus_pairs")``),
+which is what CEO's rank 1 is.
 
-* **Hypergraph SBM (headline).** CEO 0.751 ARI, graph + in-cell pairs 0.760 (its strongest shipped baseline,
-  ratio 0.99), Zhou 0.599, graph only 0.024; CEO − ``max_rank=1`` = 0.000 ± 0.000.
+* **Hypergraph SBM (headline).** CEO and the graph + in-cell pairs Laplacian (its strongest shipped baseline) are
+  on par, ahead of Zhou's hypergraph Laplacian and far ahead of the graph alone; CEO and ``max_rank=1`` give the
+  same labels.
 * **Oriented (signed) complexes** — clique, Rips, any chain complex: the higher cells provably change nothing
   (S_ε = f_ε(L_0), ``degeneracy_ == 0``); labels are identical to ``max_rank=1``. Orientation cannot carry
   information into this vertex operator.
-* **Cells that are not pairs of the graph.** Large cells (5–20 vertices) on a sparse graph, 98 % of their pairs
-  absent from it: CEO 0.836 ARI = graph + pairs (0.000 ± 0.000), clique expansion 0.702 (diluted weights), Zhou
-  0.813. With no pairwise edges at all: CEO 0.748, clique expansion and Zhou 0.761 (+0.013 ± 0.005 over CEO). A
-  real two-view hypergraph from the bundled digits (83 % of in-cell pairs absent): CEO 0.617 vs graph + pairs
-  0.615 (+0.002 ± 0.001), clique expansion 0.641 (CEO −0.024 ± 0.016). The rank-2 cells never move ARI by more
-  than 2 SE over ``max_rank=1``, at any of 35 points of the admissible range.
+* **Cells that are not pairs of the graph** (large cells on a sparse graph, no pairwise edges at all, a real
+  two-view hypergraph from the bundled digits): CEO matches the graph + in-cell pairs Laplacian; the clique
+  expansion or Zhou's Laplacian is ahead on some of these, and the rank-2 cells never move the clustering beyond
+  seed noise over ``max_rank=1``.
 * **The whole admissible range.** ``coupling_bound="schur"`` lets the coupling reach the exact PSD limit of S_ε,
-  √(b_k² + ε β_{k+1}); there S_ε moves far from L_0 (‖L_0 − S_ε‖₂ up to 0.83 λ_max(L_0)), yet the best clustering
-  ARI is 0.764 (+0.004 ± 0.003 over coupling 0, not significant) and ARI collapses to ≈ 0.05 near coupling 1 (the
-  low eigenvectors localise on low-degree vertices). The clustering defaults therefore stay (coupling 0.5 of the
-  Thm 3.2 bound, ε = 10⁻³).
+  √(b_k² + ε β_{k+1}); there S_ε moves far from L_0, yet clustering does not improve significantly over
+  coupling 0, and it degrades near coupling 1 (the low eigenvectors localise on low-degree vertices). The
+  clustering defaults therefore stay at coupling 0.5 of the Thm 3.2 bound, ε = 10⁻³.
 * **Smoothing is where the range matters.** At coupling 1 of the schur bound with ε ≫ λ_max, S_ε ≈
-  (L_0² − λ_2 L_0)/ε: the smoother's MSE drops to 0.69–0.75 of graph-Laplacian Tikhonov on the G5 graphs (the
-  paper reports ≈ 0.74; the old defaults gave ≥ 0.97), and :class:`CEOSmoother`'s defaults follow this (coupling
-  1, ``coupling_bound="schur"``, ε = 100). But the biharmonic filter (I + τL_0²)⁻¹ does as well (0.70–0.74;
-  CEO is ahead only with 200 shortcuts, 0.689 vs 0.710): the gain is the spectral map, not the higher cells.
+  (L_0² − λ_2 L_0)/ε smooths better than graph-Laplacian Tikhonov, and :class:`CEOSmoother`'s defaults follow
+  this (coupling 1, ``coupling_bound="schur"``, ε = 100). But the biharmonic filter (I + τL_0²)⁻¹ does about as
+  well: the gain is the spectral map, not the higher cells.
 * **Positional encodings** (:class:`CEOPositionalEncoding`, first k eigenvectors of S_ε with canonical signs and
-  bases): as node features for a logistic regression on the two-view digits (k = 16, half the nodes labelled),
-  CEO 0.910 accuracy = graph + pairs eigenvectors (0.000 ± 0.001), well above graph-only eigenvectors (0.848),
-  below the Zhou Laplacian's eigenvectors (0.925; CEO −0.015 ± 0.005).
-* **Speed.** On a plain kNN graph (digits, n = 1797) CEO spectral clustering takes 2.3× sklearn's arpack
-  ``SpectralClustering``: diag(S_ε) comes from a sparse Cholesky and selected inversion, not a dense inverse.
+  bases) match the graph + in-cell pairs eigenvectors as node features: well above graph-only eigenvectors,
+  below the Zhou Laplacian's.
+* **Speed.** diag(S_ε) comes from a sparse Cholesky and selected inversion, not a dense inverse, so large kNN
+  graphs stay affordable.
 
 Use CEO when you want the collapsed operator itself (its diagnostics, or its biharmonic-like smoother); for
 clustering or encodings on a hypergraph, the graph + in-cell pairs Laplacian gives the same answers for less.

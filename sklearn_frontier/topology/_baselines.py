@@ -65,6 +65,11 @@ def hypergraph_laplacian(adjacency, cells, laplacian):
 class HypergraphSpectralClustering(_GraphMixin, _VotePredictMixin, ClusterMixin, BaseEstimator):
     """Normalised spectral clustering on a graph or hypergraph Laplacian (baselines for CEO).
 
+    The strongest baseline of :class:`CEOSpectralClustering` on hypergraphs is ``laplacian="graph_plus_pairs"``:
+    the graph with every pair of vertices that share a cell joined.
+
+    Read more in the :ref:`User Guide <user_guide_topology>`.
+
     Parameters
     ----------
     n_clusters : int, default=8
@@ -87,16 +92,31 @@ class HypergraphSpectralClustering(_GraphMixin, _VotePredictMixin, ClusterMixin,
     Attributes
     ----------
     labels_ : ndarray of shape (n_samples,), int64
+        Cluster label of each training row.
     embedding_ : ndarray of shape (n_samples, n_clusters)
         D^{-1/2}Ψ of the n_clusters smallest eigenvectors Ψ.
     eigenvalues_ : ndarray of shape (n_clusters,)
-    affinity_matrix_ : scipy.sparse.csr_matrix
+        Smallest eigenvalues of the normalised Laplacian, ascending.
+    affinity_matrix_ : scipy.sparse.csr_matrix of shape (n_samples, n_samples)
+        The 0/1 graph of the vertices: the union-symmetrised kNN graph of X, or the pattern of the
+        precomputed adjacency.
+    nn_ : NearestNeighbors
+        Training rows, for :meth:`predict` (nearest_neighbors affinity only).
     n_features_in_ : int
-    feature_names_in_ : ndarray of str
+        Number of features seen during ``fit`` (n_samples with ``affinity="precomputed"``).
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during ``fit``. Defined only when X has feature names that are all
+        strings.
 
     See Also
     --------
     CEOSpectralClustering : Spectral clustering on the collapsed effective operator.
+
+    Notes
+    -----
+    The ``n_clusters`` smallest eigenpairs of the chosen normalised Laplacian are computed densely up to 3000
+    vertices, by Lanczos on ``2 I - L`` above; the embedding rows are then clustered as in
+    :class:`sklearn.cluster.SpectralClustering`.
 
     References
     ----------

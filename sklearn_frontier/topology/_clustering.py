@@ -13,14 +13,11 @@ from ._spectral import assign_labels
 class CEOSpectralClustering(_CEOMixin, _VotePredictMixin, ClusterMixin, BaseEstimator):
     """Spectral clustering on the collapsed effective operator S_ε of a clique or hypergraph complex.
 
-    The kNN graph (or a precomputed adjacency) is completed to a complex — its clique complex, or with ``cells``
-    the hypergraph complex (edges ∪ in-cell pairs, then the cells) — whose graded Laplacian is collapsed onto
-    the vertices, S_ε = A − X(C + εI)⁻¹Xᵀ. The smallest eigenvectors of the normalised S_ε (or heat-kernel
-    signatures) are clustered as in :class:`sklearn.cluster.SpectralClustering`.
+    Clusters the vertices of a graph (the kNN graph of X, or a precomputed adjacency) together with its
+    higher-order cells (cliques, or hyperedges given as ``cells``) through the smallest eigenvectors of the
+    collapsed effective operator; ``predict`` labels new rows by a vote of their nearest training rows.
 
-    Honest caveat: on signed (chain) complexes higher cells provably have no effect, S_ε =
-    f_ε(L_0) (``degeneracy_ == 0``, computed directly); for any incidences f_ε(L_0) ⪯ S_ε ⪯ A. ``max_rank=1`` is
-    the ablation without higher cells; ``coupling=0`` is the plain normalised graph Laplacian.
+    Read more in the :ref:`User Guide <user_guide_topology>`.
 
     Parameters
     ----------
@@ -38,8 +35,7 @@ class CEOSpectralClustering(_CEOMixin, _VotePredictMixin, ClusterMixin, BaseEsti
         Relative coupling, γ_k = coupling · (bound of ``coupling_bound``) (ignored where ``gammas`` is given).
     coupling_bound : {"graded", "schur"}, default="graded"
         ``"graded"``: b_k = β_{k+1}σ⁺_min(B_{k+1}) (Thm 3.2, L⋆ ⪰ 0); ``"schur"``: √(b_k² + ε β_{k+1}), the
-        whole admissible range of S_ε (0 ⪯ S_ε ⪯ A; see :func:`coupling_bounds`). Measured: the
-        choice does not move clustering ARI; it matters for smoothing.
+        whole admissible range of S_ε (0 ⪯ S_ε ⪯ A; see :func:`coupling_bounds`).
     gammas, betas : array-like of shape (K,), default=None
         Explicit couplings / boundary weights.
     eps : float, default=1e-3
@@ -70,32 +66,59 @@ class CEOSpectralClustering(_CEOMixin, _VotePredictMixin, ClusterMixin, BaseEsti
     Attributes
     ----------
     labels_ : ndarray of shape (n_samples,), int64
+        Cluster label of each training row.
     embedding_ : ndarray of shape (n_samples, n_components)
         Φ = D^{-1/2}Ψ (eigvecs, trivial first vector kept) or HKS features.
     eigenvalues_ : ndarray of shape (n_components,)
         Smallest eigenvalues of M, ascending.
     operator_ : ndarray or CollapsedOperator
-        Unnormalised S_ε.
-    affinity_matrix_ : scipy.sparse.csr_matrix
+        The unnormalised collapsed operator S_ε: dense on the dense routes, matrix-free (a
+        :class:`CollapsedOperator` or the chain operator with its exact diagonal) otherwise.
+    affinity_matrix_ : scipy.sparse.csr_matrix of shape (n_vertices_, n_vertices_)
+        The 0/1 graph of the vertices: the union-symmetrised kNN graph of X, or the pattern of the
+        precomputed adjacency.
     boundaries_ : list of scipy.sparse.csr_matrix
+        Boundary matrices B_1, ..., B_K of the complex (B_k maps rank-k cells to rank-(k - 1) cells).
     n_cells_ : ndarray of shape (K + 1,)
-    betas_, gammas_, coupling_bounds_ : ndarray of shape (K,)
+        Number of cells of each rank, vertices first.
+    betas_ : ndarray of shape (K,)
+        Boundary weights β_1, ..., β_K used (``betas``, or ones).
+    gammas_ : ndarray of shape (K,)
+        Couplings γ_0, ..., γ_{K-1} used (``gammas``, or ``coupling`` times ``coupling_bounds_``); NaN
+        where a bound was not computed because its coupling cannot change S_ε (chain complexes).
+    coupling_bounds_ : ndarray of shape (K,)
+        Upper bound of each coupling under ``coupling_bound`` (NaN where not computed, as in
+        ``gammas_``).
     chain_defect_ : float
         ‖B_1B_2‖_max (0 ⇒ the chain lemma applies).
     fast_path_ : bool
+        Whether S_ε was computed directly as f_ε(L_0) (see ``fast_path``).
+    solver_ : str
+        The solver used, "dense" or "cg" (``solver="auto"`` resolved).
+    route_ : str
+        How S_ε was computed: "chain", "chain-selinv", "cellwise", "schur" or "splu" on the dense
+        solver, "cg", "cg-chain" or "cg-cellwise" matrix-free.
     degeneracy_ : float in [0, 1]
         λ_max(S_ε − f_ε(L_0)) / λ_max(A − f_ε(L_0)); 0 ⇔ higher cells have no effect.
     sandwich_gap_ : float
-        ‖A − S_ε‖₂ (dense route, else NaN).
+        ‖A − S_ε‖₂ (NaN where it is not computed, on matrix-free routes).
     sandwich_bound_ : float
-        γ_0²/β_1.
+        γ_0²/β_1, the bound of ``sandwich_gap_``.
     n_cg_iter_ : int
         Inner PCG iterations (summed over columns) of the matrix-free operator during fit; 0 on dense routes.
+    n_vertices_ : int
+        Number of vertices (rows of X, or the vertices of a hypergraph given by ``cells`` alone).
     normalization_ : str
+        The normalisation applied, "diag", "degree" or "none" (``normalize`` resolved).
+    n_eigen_iter_ : int
+        LOBPCG iterations of the matrix-free eigensolver; 0 on the dense route.
     nn_ : NearestNeighbors
-        Training rows, for :meth:`predict` (nearest_neighbors affinity).
+        Training rows, for :meth:`predict` (nearest_neighbors affinity only).
     n_features_in_ : int
-    feature_names_in_ : ndarray of str
+        Number of features seen during ``fit`` (n_samples with ``affinity="precomputed"``).
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during ``fit``. Defined only when X has feature names that are all
+        strings.
 
     See Also
     --------
@@ -104,6 +127,17 @@ class CEOSpectralClustering(_CEOMixin, _VotePredictMixin, ClusterMixin, BaseEsti
     sklearn.cluster.SpectralClustering : The graph-only method. ``coupling=0`` is the same spectral embedding of
         the unweighted 0/1 kNN graph; scikit-learn's kNN affinity weighs one-way neighbours 0.5, so the two
         differ on the same data unless it is given the 0/1 graph as ``affinity="precomputed"``.
+
+    Notes
+    -----
+    The kNN graph (or a precomputed adjacency) is completed to a complex — its clique complex, or with ``cells``
+    the hypergraph complex (edges ∪ in-cell pairs, then the cells) — whose graded Laplacian is collapsed onto
+    the vertices, S_ε = A − X(C + εI)⁻¹Xᵀ. The smallest eigenvectors of the normalised S_ε (or heat-kernel
+    signatures) are clustered as in :class:`sklearn.cluster.SpectralClustering`.
+
+    On signed (chain) complexes the higher cells provably have no effect, S_ε = f_ε(L_0) (``degeneracy_ == 0``,
+    computed directly); for any incidences f_ε(L_0) ⪯ S_ε ⪯ A. ``max_rank=1`` is the ablation without higher
+    cells; ``coupling=0`` is the plain normalised graph Laplacian.
 
     References
     ----------

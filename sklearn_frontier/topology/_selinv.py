@@ -2,8 +2,7 @@
 
 diag(S_ε) = β_1 deg − (γ_0²/β_1)(1 − ε diag F), F = (β_1 L_0 + εI)⁻¹, is all the "diag" normalisation needs; diag F
 comes from a sparse Cholesky and the Takahashi recurrence (kernel ``selinv_diag``) in a minimum-degree order, and
-products F V from one sparse LU of the same matrix. Cost: the factor's fill instead of n³ (digits, n = 1797:
-nnz(L) ≈ 1.1·10⁵ against n² ≈ 3.2·10⁶).
+products F V from one sparse LU of the same matrix. Cost: the factor's fill instead of n³.
 """
 
 import numpy as np

@@ -21,7 +21,9 @@ class CEOSmoother(_CEOMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimat
     of columns; ``transform(X)`` smooths the columns of X itself (rows = the fitted vertices). To choose ``tau``
     for a signal ``y`` on the vertices, pass it as y: ``score(X, y)`` is the negative GCV of smoothing y on
     the graph of X, so ``GridSearchCV(CEOSmoother(), {"tau": [...]}).fit(X, y)`` tunes the smoothing of y,
-    not of the coordinates. Since S_ε 1 = 0 for signed B_1, constants are kept.
+    not of the coordinates.
+
+    Read more in the :ref:`User Guide <user_guide_topology>`.
 
     Parameters
     ----------
@@ -32,12 +34,9 @@ class CEOSmoother(_CEOMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimat
     coupling : float in [0, 1], default=1.0
         Relative coupling (see ``coupling_bound``).
     coupling_bound : {"graded", "schur"}, default="schur"
-        As in :class:`CEOSpectralClustering`. The defaults (coupling 1 of the "schur" bound, ε = 100) follow the
-        coupling-range measurement (``python -m benchmarks ceo``): the top of the admissible range with a large
-        ε is where S_ε smooths best (MSE ≈ 0.68–0.70 of L_0 Tikhonov on the G5 graphs). On chain complexes it
-        is then S_ε = L_0(L_0 − λ_2 I)(L_0 + εI)⁻¹ ≈ (L_0² − λ_2 L_0)/ε, so it performs like the biharmonic
-        filter (I + τ'L_0²)⁻¹ — the gain is that spectral map, not the higher cells. τ scales like ε: tune it
-        (``score`` is a GCV criterion).
+        As in :class:`CEOSpectralClustering`. The defaults (coupling 1 of the "schur" bound, ε = 100) are where
+        S_ε smooths best in the coupling-range benchmark (see Notes). τ scales like ε: tune it (``score`` is a
+        GCV criterion).
     gammas, betas : see CEOSpectralClustering
         As in :class:`CEOSpectralClustering`.
     eps : float > 0, default=100.0
@@ -49,17 +48,62 @@ class CEOSmoother(_CEOMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimat
     ----------
     factor_ : tuple or None
         Cholesky factor of I + τS_ε (dense route), None matrix-free.
+    operator_ : ndarray or CollapsedOperator
+        The unnormalised collapsed operator S_ε: dense on the dense routes, matrix-free (a
+        :class:`CollapsedOperator` or the chain operator with its exact diagonal) otherwise.
+    affinity_matrix_ : scipy.sparse.csr_matrix of shape (n_vertices_, n_vertices_)
+        The 0/1 graph of the vertices: the union-symmetrised kNN graph of X, or the pattern of the
+        precomputed adjacency.
+    boundaries_ : list of scipy.sparse.csr_matrix
+        Boundary matrices B_1, ..., B_K of the complex (B_k maps rank-k cells to rank-(k - 1) cells).
+    n_cells_ : ndarray of shape (K + 1,)
+        Number of cells of each rank, vertices first.
+    betas_ : ndarray of shape (K,)
+        Boundary weights β_1, ..., β_K used (``betas``, or ones).
+    gammas_ : ndarray of shape (K,)
+        Couplings γ_0, ..., γ_{K-1} used (``gammas``, or ``coupling`` times ``coupling_bounds_``); NaN
+        where a bound was not computed because its coupling cannot change S_ε (chain complexes).
+    coupling_bounds_ : ndarray of shape (K,)
+        Upper bound of each coupling under ``coupling_bound`` (NaN where not computed, as in
+        ``gammas_``).
+    chain_defect_ : float
+        ‖B_1B_2‖_max (0 ⇒ the chain lemma applies).
+    fast_path_ : bool
+        Whether S_ε was computed directly as f_ε(L_0) (see ``fast_path``).
+    solver_ : str
+        The solver used, "dense" or "cg" (``solver="auto"`` resolved).
+    route_ : str
+        How S_ε was computed: "chain", "chain-selinv", "cellwise", "schur" or "splu" on the dense
+        solver, "cg", "cg-chain" or "cg-cellwise" matrix-free.
+    degeneracy_ : float in [0, 1]
+        λ_max(S_ε − f_ε(L_0)) / λ_max(A − f_ε(L_0)); 0 ⇔ higher cells have no effect.
+    sandwich_gap_ : float
+        ‖A − S_ε‖₂ (NaN where it is not computed, on matrix-free routes).
+    sandwich_bound_ : float
+        γ_0²/β_1, the bound of ``sandwich_gap_``.
+    n_cg_iter_ : int
+        Inner PCG iterations (summed over columns) of the matrix-free operator during fit; 0 on dense routes.
     n_vertices_ : int
-    operator_, affinity_matrix_, boundaries_, n_cells_, betas_, gammas_, coupling_bounds_, chain_defect_, \
-fast_path_, degeneracy_, sandwich_gap_, sandwich_bound_, n_cg_iter_ :
-        As in :class:`CEOSpectralClustering`.
+        Number of vertices (rows of X, or the vertices of a hypergraph given by ``cells`` alone).
     n_features_in_ : int
-    feature_names_in_ : ndarray of str
+        Number of features seen during ``fit`` (n_samples with ``affinity="precomputed"``).
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during ``fit``. Defined only when X has feature names that are all
+        strings.
 
     See Also
     --------
     CEOSpectralClustering : Spectral clustering with the same collapsed operator.
     CollapsedLaplacian : Spectral embedding with the same collapsed operator.
+
+    Notes
+    -----
+    The filter solves (I + τ S_ε) Ŷ = Y: by a Cholesky factor computed once in ``fit`` on the dense route, by
+    conjugate gradients on the matrix-free one. Since S_ε 1 = 0 for signed B_1, constants are kept. At the top
+    of the admissible coupling range with a large ε, on chain complexes
+    S_ε = L_0(L_0 − λ_2 I)(L_0 + εI)⁻¹ ≈ (L_0² − λ_2 L_0)/ε, so the smoother behaves like the biharmonic filter
+    (I + τ'L_0²)⁻¹: the gain over graph-Laplacian Tikhonov smoothing comes from that spectral map, not from the
+    higher cells.
 
     Examples
     --------

@@ -211,7 +211,7 @@ def _dense_smallest(est, M, d, isq, m, random_state, tol=1e-10):
     """The m smallest eigenpairs of the dense normalised operator M.
 
     LAPACK ``eigh`` up to n = 1000 (or m > n/5); above, LOBPCG on the dense M with the sparse preconditioner of
-    :func:`_preconditioner` (a handful of iterations; ~3× faster than a tridiagonalisation at n ≈ 2000), back to
+    :func:`_preconditioner` (a handful of iterations, cheaper than a full tridiagonalisation), back to
     ``eigh`` if it does not reach ``tol``.
     """
     n = M.shape[0]

@@ -56,19 +56,14 @@ class LOTActiveExperimenter(MetaEstimatorMixin, RegressorMixin, BaseEstimator):
     ``fit`` takes the initial snapshots (at least two), ``query(n_times)`` proposes the next times from the
     candidate pool, ``update`` adds the measured snapshots and refits the surrogate (hyperparameters and warp
     re-learned; the LOT reference stays fixed so the tangent coordinates do not move, see
-    :meth:`recompute_reference`). Strategies, all with the same surrogate:
+    :meth:`recompute_reference`).
 
-    * ``"integrated_variance"`` (the method): the candidate whose measurement most reduces the posterior variance
-      integrated over ``integration_times``; for a GP the reduction does not depend on the unobserved value, so a
-      batch is chosen greedily and exactly (rank-one fantasy updates of the posterior covariance).
-    * ``"max_variance"``: the largest pointwise posterior variance (the paper's official code), same greedy batch.
-    * ``"uniform"``: a space-filling schedule: with ``budget`` the grid ``linspace(lo, hi, budget)`` snapped to the
-      pool (farthest-from-observed first), otherwise greedy maximin over the pool.
-    * ``"random"``: distinct uniform draws from the pool.
+    Read more in the :ref:`User Guide <user_guide_transport>`.
 
     Parameters
     ----------
     strategy : {"integrated_variance", "max_variance", "uniform", "random"}, default="integrated_variance"
+        How :meth:`query` chooses the next times (see Notes).
     candidates : array-like of shape (n_candidates,), default=None
         Candidate times (default: 101 equispaced times on ``time_range``).
     time_range : tuple (lo, hi) or None, default=(0.0, 1.0)
@@ -95,12 +90,31 @@ class LOTActiveExperimenter(MetaEstimatorMixin, RegressorMixin, BaseEstimator):
         The candidate pool.
     remaining_candidates_ : ndarray
         Candidates not yet observed.
+    integration_times_ : ndarray
+        Grid over which ``"integrated_variance"`` integrates the posterior variance.
     history_ : list of float
         Times returned by :meth:`query`, in order.
+    n_features_in_ : int
+        Number of input columns (1 for time), as seen by the surrogate.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the input columns seen during ``fit``. Defined only when the times have feature names that
+        are all strings.
 
     See Also
     --------
     WassersteinPathRegressor : The surrogate.
+
+    Notes
+    -----
+    Strategies, all with the same surrogate:
+
+    * ``"integrated_variance"`` (the method): the candidate whose measurement most reduces the posterior variance
+      integrated over ``integration_times``; for a GP the reduction does not depend on the unobserved value, so a
+      batch is chosen greedily and exactly (rank-one fantasy updates of the posterior covariance).
+    * ``"max_variance"``: the largest pointwise posterior variance (the paper's official code), same greedy batch.
+    * ``"uniform"``: a space-filling schedule: with ``budget`` the grid ``linspace(lo, hi, budget)`` snapped to the
+      pool (farthest-from-observed first), otherwise greedy maximin over the pool.
+    * ``"random"``: distinct uniform draws from the pool.
 
     Examples
     --------

@@ -132,11 +132,11 @@ def _solve_plan(a, b, X, Y, solver, reg, max_iter):
 class LOTEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Linearized optimal transport (LOT) embedding of point clouds at a reference measure.
 
-    Each snapshot ``mu = sum_j b_j delta_{y_j}`` is solved against the reference ``sigma = sum_i a_i delta_{x_i}``
-    (m atoms, uniform weights) with POT; the barycentric map ``T(x_i) = sum_j P_ij y_j / sum_j P_ij`` gives the
-    tangent vector ``v = ((T(x_i) - x_i) sqrt(a_i))_i`` of length ``m * d``, so that ``||v_mu - v_nu||``
-    approximates ``W2(mu, nu)`` (exact for translations and, in 1-D, on the reference's quantile cells).
-    In 1-D the plan is the monotone one (sorted reference atoms against quantile cells), an exact isometry.
+    Maps each point cloud (a sample of a probability measure) to a fixed-length vector, its tangent vector at
+    a reference measure, so that Euclidean distances between the vectors approximate 2-Wasserstein distances
+    between the clouds and linear methods apply to them.
+
+    Read more in the :ref:`User Guide <user_guide_transport>`.
 
     Parameters
     ----------
@@ -168,10 +168,21 @@ class LOTEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         Dimension d of the clouds.
     n_iter_ : int
         Barycenter iterations run (1 when no iteration was needed).
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during ``fit``. Defined only when X is a 2-D array of N Dirac measures with
+        feature names that are all strings.
 
     See Also
     --------
     WassersteinPathRegressor : A Gaussian process over time on these tangent vectors.
+
+    Notes
+    -----
+    Each snapshot ``mu = sum_j b_j delta_{y_j}`` is solved against the reference ``sigma = sum_i a_i delta_{x_i}``
+    (m atoms, uniform weights) with POT; the barycentric map ``T(x_i) = sum_j P_ij y_j / sum_j P_ij`` gives the
+    tangent vector ``v = ((T(x_i) - x_i) sqrt(a_i))_i`` of length ``m * d``, so that ``||v_mu - v_nu||``
+    approximates ``W2(mu, nu)`` (exact for translations and, in 1-D, on the reference's quantile cells).
+    In 1-D the plan is the monotone one (sorted reference atoms against quantile cells), an exact isometry.
 
     References
     ----------

@@ -85,22 +85,10 @@ class _GPState:
 class WassersteinPathRegressor(RegressorMixin, BaseEstimator):
     """Gaussian-process surrogate of a probability path ``t -> mu_t`` from snapshot point clouds.
 
-    Snapshots are embedded with a :class:`LOTEmbedding` (fitted on them), the tangent vectors are PCA-reduced,
-    and one Gaussian process with a shared learned kernel (scikit-learn's ``GaussianProcessRegressor``, a
-    white-noise term for the finite-sample snapshot noise) models the coefficients
-    over time. The coefficients are centred and divided by one common scale, so the model is an isotropic GP on the
-    tangent vectors (the same kernel and amplitude for every direction: invariant to the PCA rotation, and the
-    dominant directions of motion, not the noise-like minor ones, drive the marginal likelihood). Predictions map
-    back to clouds on the reference atoms; ``return_std`` gives the posterior standard deviation in W2 units
-    (root of the summed latent variances of the kept components).
+    Fits a continuous path of distributions through point clouds observed at a few times and predicts the
+    cloud at any time, with its posterior standard deviation in W2 units (``return_std``).
 
-    **Time warp (beyond the paper).** A stationary kernel in raw time spreads its uncertainty evenly, whatever
-    the data show. With one input column the GP runs on a warped time ``u(t) = (1 - alpha) t + alpha l(t)``
-    (both scaled to [0, 1] on the training span), where ``l`` is the monotone (PCHIP) interpolant of the
-    cumulative LOT arc length between consecutive observed snapshots: time is stretched where the path moved
-    fast. ``warp="auto"`` fits the GP for each ``alpha`` in :data:`AUTO_WARP_BLENDS` and keeps the one with the
-    highest log marginal likelihood (``warp_scores_``); ``"arc_length"`` is alpha = 1 (the paper's code) and
-    ``"identity"`` (or None) the stationary GP.
+    Read more in the :ref:`User Guide <user_guide_transport>`.
 
     Parameters
     ----------
@@ -112,7 +100,7 @@ class WassersteinPathRegressor(RegressorMixin, BaseEstimator):
     n_components : int, float in (0, 1) or None, default=None
         PCA components kept: all (None), a number, or the fraction of variance to keep.
     warp : {"auto", "arc_length", "identity"} or None, default="auto"
-        Time warp (see above); only used with one input column.
+        Time warp (see Notes); only used with one input column.
     noise_level : float, default=1e-4
         Initial white-noise variance (standardised scale).
     n_restarts_optimizer : int, default=1
@@ -124,24 +112,70 @@ class WassersteinPathRegressor(RegressorMixin, BaseEstimator):
     ----------
     embedding_ : LOTEmbedding
         The fitted embedding.
+    tangents_ : ndarray of shape (N, m * d)
+        LOT tangent vectors of the training clouds.
     mean_tangent_ : ndarray of shape (m * d,)
+        Mean of the training tangent vectors (the centre of the PCA).
     components_ : ndarray of shape (r, m * d)
         Orthonormal PCA directions.
     coefficients_ : ndarray of shape (N, r)
+        PCA coefficients of the centred training tangent vectors (what the GP models over time).
+    output_mean_ : ndarray of shape (r,)
+        Mean of each coefficient, subtracted before the GP.
+    output_std_ : ndarray of shape (r,)
+        The common scale dividing every centred coefficient (one value repeated: an isotropic GP).
+    output_dim_ : int
+        Dimension d of the clouds.
     gp_ : GaussianProcessRegressor or None
         The fitted GP (None when r = 0).
     warp_alpha_ : float
         Chosen warp blend (0 = identity).
     warp_scores_ : dict
         Log marginal likelihood per candidate alpha.
+    fitted_kernels_ : dict
+        The GP's fitted kernel for each candidate alpha (they warm-start refits).
+    warp_knots_ : ndarray
+        Distinct training times scaled to [0, 1] (only when ``warp_alpha_ > 0``).
+    warp_values_ : ndarray
+        Warped time ``u`` at ``warp_knots_`` (only when ``warp_alpha_ > 0``).
+    warp_end_slopes_ : ndarray of shape (2,)
+        Slopes of the warp at both ends, which extend it linearly outside the training span (only when
+        ``warp_alpha_ > 0``).
     times_ : ndarray of shape (N, n_features_in_)
         Training inputs.
+    input_offset_ : ndarray of shape (n_features_in_,)
+        Smallest training value of each input column; inputs are scaled to [0, 1] on the training span.
+    input_scale_ : ndarray of shape (n_features_in_,)
+        Training span of each input column (1 where it is constant).
     n_features_in_ : int
         Number of input columns (1 for time).
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the input columns seen during ``fit``. Defined only when X has feature names that are all
+        strings.
 
     See Also
     --------
     LOTActiveExperimenter : Chooses where to measure next with this surrogate.
+    DisplacementInterpolator : The uncertainty-free W2 geodesic between consecutive snapshots.
+
+    Notes
+    -----
+    Snapshots are embedded with a :class:`LOTEmbedding` (fitted on them), the tangent vectors are PCA-reduced,
+    and one Gaussian process with a shared learned kernel (scikit-learn's ``GaussianProcessRegressor``, a
+    white-noise term for the finite-sample snapshot noise) models the coefficients over time. The coefficients
+    are centred and divided by one common scale, so the model is an isotropic GP on the tangent vectors (the same
+    kernel and amplitude for every direction: invariant to the PCA rotation, and the dominant directions of
+    motion, not the noise-like minor ones, drive the marginal likelihood). Predictions map back to clouds on the
+    reference atoms; ``return_std`` gives the posterior standard deviation in W2 units (root of the summed latent
+    variances of the kept components).
+
+    **Time warp (beyond the paper).** A stationary kernel in raw time spreads its uncertainty evenly, whatever
+    the data show. With one input column the GP runs on a warped time ``u(t) = (1 - alpha) t + alpha l(t)``
+    (both scaled to [0, 1] on the training span), where ``l`` is the monotone (PCHIP) interpolant of the
+    cumulative LOT arc length between consecutive observed snapshots: time is stretched where the path moved
+    fast. ``warp="auto"`` fits the GP for each ``alpha`` in :data:`AUTO_WARP_BLENDS` and keeps the one with the
+    highest log marginal likelihood (``warp_scores_``); ``"arc_length"`` is alpha = 1 (the paper's code) and
+    ``"identity"`` (or None) the stationary GP.
 
     Examples
     --------
