@@ -192,9 +192,10 @@ def test_loop_journal_and_bad_arguments(tmp_path):
 
     X, y = _blobs(5, n=40)
     journal = tmp_path / "j.tsv"
-    hist = run_annotation_loop(MA3SAnnotator(n_neighbors=5, random_state=0), X,
-                               SimulatedCrowd(y, n_workers=4, random_state=0), 100, batch_size=5, journal=journal,
-                               verbose=1)
+    with pytest.warns(FutureWarning, match="store="):
+        hist = run_annotation_loop(MA3SAnnotator(n_neighbors=5, random_state=0), X,
+                                   SimulatedCrowd(y, n_workers=4, random_state=0), 100, batch_size=5, journal=journal,
+                                   verbose=1)
     fresh = MA3SAnnotator(n_neighbors=5, classes=[0, 1], random_state=0).fit(X, np.full((40, 4), np.nan))
     assert replay_journal(fresh, journal) == 100
     np.testing.assert_array_equal(fresh.annotations_, hist["annotator"].annotations_)
@@ -202,6 +203,9 @@ def test_loop_journal_and_bad_arguments(tmp_path):
         run_annotation_loop(MA3SAnnotator(), X, SimulatedCrowd(y), 10)
     with pytest.raises(ValueError, match="y_true"):
         run_annotation_loop(MA3SAnnotator(), X, SimulatedCrowd(y), 100, y_true=y[:-1])
+    with pytest.raises(ValueError, match="not both"):
+        run_annotation_loop(MA3SAnnotator(), X, SimulatedCrowd(y), 100, checkpoint=tmp_path / "c.npz",
+                            store=tmp_path / "s.sqlite")
 
 
 def test_example_runs(tmp_path, monkeypatch):

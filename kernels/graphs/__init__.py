@@ -2,6 +2,7 @@
 
 from ._api import (
     local_scaling_weights,
+    nn_descent,
 )
 
-__all__ = ["local_scaling_weights"]
+__all__ = ["local_scaling_weights", "nn_descent"]

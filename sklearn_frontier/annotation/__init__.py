@@ -5,6 +5,8 @@ uncertainty propagated over a kNN graph (no model in the loop). Beside it, with 
 :class:`RoundRobinAnnotator` (fewest labels first), :class:`RandomAnnotator` and label uncertainty
 (``MA3SAnnotator(propagation="none")``); plus :class:`SimulatedCrowd`, :func:`run_annotation_loop`,
 majority-vote and Dawid–Skene aggregation, long-format conversion and pickle-free persistence.
+:class:`AnnotationSession` serves a live crowd: leases, workers who come and go, corrections, and every label
+in a durable store (:class:`SQLiteLabelStore`, or any :class:`LabelStore`).
 """
 
 from sklearn_frontier._registry import register_demo, register_estimator
@@ -16,8 +18,13 @@ from ._formats import to_annotation_matrix, to_long_format
 from ._loop import run_annotation_loop
 from ._ma3s import MA3SAnnotator
 from ._persistence import load_annotator, replay_journal
+from ._session import AnnotationSession
+from ._store import LabelStore, SQLiteLabelStore
 
 __all__ = [
+    "AnnotationSession",
+    "LabelStore",
+    "SQLiteLabelStore",
     "MA3SAnnotator",
     "RoundRobinAnnotator",
     "RandomAnnotator",

@@ -16,7 +16,8 @@ _BASE_PARAMS_DOC = """
     max_labels_per_sample : int, default=None
         Samples with this many labels are no longer queried.
     aggregation : {"majority", "dawid_skene", "one_coin"}, default="majority"
-        How ``labels_`` aggregates the annotation matrix.
+        How ``labels_`` aggregates the annotation matrix: the majority vote of the labels received (ties by a
+        seeded hash) or Dawid–Skene; samples nobody labelled are missing.
     classes : array-like, default=None
         The label set (default: the observed labels).
     missing_label : scalar, default=np.nan
@@ -25,10 +26,62 @@ _BASE_PARAMS_DOC = """
         Standardize X by the pool mean and std before building the graph.
     metric : str or callable, default="euclidean"
         Distance of the kNN graph.
+    neighbor_algorithm : {"auto", "exact", "approximate"}, default="auto"
+        How the kNN graph is searched: "exact" (brute force from 8 features, else scikit-learn's trees),
+        "approximate" (NN-descent, Euclidean only) or "auto" (approximate from 20 000 samples).
     n_jobs : int, default=None
         Parallel neighbour search.
     random_state : int, RandomState instance or None, default=None
         Seeds the hashed tie-breaking keys (drawn once per fit).
+"""
+
+
+# The fitted attributes every annotator shares, spliced into the baselines' docstrings.
+_BASE_ATTRIBUTES_DOC = """
+    classes_ : ndarray of shape (n_classes,)
+        The label set: ``classes`` if given, else the sorted labels observed at fit.
+    n_annotators_ : int
+        Annotator columns of the annotation matrix.
+    annotations_ : ndarray of shape (n_samples, n_annotators)
+        Integer codes into ``classes_``, -1 for missing.
+    annotated_ : ndarray of bool, shape (n_samples, n_annotators)
+        True where a cell holds a label (``annotations_ >= 0``) (property).
+    counts_ : ndarray of shape (n_samples, n_classes)
+        Vote counts.
+    evidence_ : ndarray of shape (n_samples, n_classes)
+        The vote counts again (the baselines propagate nothing) (property).
+    n_labels_ : ndarray of shape (n_samples,)
+        Labels received per sample.
+    uncertainty_ : ndarray of shape (n_samples,)
+        Own-count label uncertainty (diagnostic; not used for selection).
+    expected_errors_ : float
+        Sum of ``uncertainty_`` (property).
+    labels_ : ndarray of shape (n_samples,)
+        Aggregated label of every sample by ``aggregation`` (property).
+    log_ : ndarray of shape (n_labels_seen_, 3)
+        The labels received by :meth:`update`, in order: (sample, annotator, class code) (property).
+    n_labels_seen_ : int
+        Labels received through :meth:`update` since fit.
+    random_seed_ : int
+        Seed of the hashed tie-breaking keys, drawn once per fit from ``random_state``.
+    X_pool_ : ndarray of shape (n_samples, n_features)
+        The pool.
+    mean_ : ndarray of shape (n_features,)
+        Mean used to standardize the pool (zeros without ``standardize``).
+    scale_ : ndarray of shape (n_features,)
+        Standard deviation used to standardize the pool (ones without ``standardize``).
+    n_neighbors_ : int
+        Neighbours per sample in ``graph_``: ``min(n_neighbors, n_samples - 1)``.
+    neighbor_algorithm_ : str
+        The neighbour search used for ``graph_``: "approximate", or the ``NearestNeighbors`` algorithm.
+    graph_ : scipy.sparse.csr_matrix of shape (n_samples, n_samples)
+        Row-normalized local-scaling kNN graph (used by inductive prediction).
+    sigma_ : ndarray of shape (n_samples,)
+        Local scales of the graph.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Only when X has string column names.
 """
 
 
@@ -38,26 +91,12 @@ class RoundRobinAnnotator(_BaseAnnotator):
 
     Ties are broken by seeded hash keys, so a run is reproducible. Same API as :class:`MA3SAnnotator`.
 
+    Read more in the :ref:`User Guide <user_guide_annotation>`.
+
     Parameters
     ----------""" + _BASE_PARAMS_DOC + """
     Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-    annotations_ : ndarray of shape (n_samples, n_annotators)
-        Integer codes into ``classes_``, -1 for missing.
-    counts_ : ndarray of shape (n_samples, n_classes)
-        Vote counts.
-    n_labels_ : ndarray of shape (n_samples,)
-    uncertainty_ : ndarray of shape (n_samples,)
-        Own-count label uncertainty (diagnostic; not used for selection).
-    n_labels_seen_ : int
-        Labels received through :meth:`update` since fit.
-    random_seed_ : int
-    graph_ : scipy.sparse.csr_matrix of shape (n_samples, n_samples)
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Only when X has string column names.
-
+    ----------""" + _BASE_ATTRIBUTES_DOC + """
     See Also
     --------
     MA3SAnnotator : Graph-propagated margin-Beta uncertainty.
@@ -79,8 +118,8 @@ class RoundRobinAnnotator(_BaseAnnotator):
     """
 
     def __init__(self, n_neighbors=10, *, batch_size=1, max_labels_per_sample=None, aggregation="majority",
-                 classes=None, missing_label=np.nan, standardize=True, metric="euclidean", n_jobs=None,
-                 random_state=None):
+                 classes=None, missing_label=np.nan, standardize=True, metric="euclidean", neighbor_algorithm="auto",
+                 n_jobs=None, random_state=None):
         self.n_neighbors = n_neighbors
         self.batch_size = batch_size
         self.max_labels_per_sample = max_labels_per_sample
@@ -89,6 +128,7 @@ class RoundRobinAnnotator(_BaseAnnotator):
         self.missing_label = missing_label
         self.standardize = standardize
         self.metric = metric
+        self.neighbor_algorithm = neighbor_algorithm
         self.n_jobs = n_jobs
         self.random_state = random_state
 
@@ -103,17 +143,12 @@ class RoundRobinAnnotator(_BaseAnnotator):
 class RandomAnnotator(RoundRobinAnnotator):
     __doc__ = """Uniformly random selection among eligible samples (a seeded hash per query).
 
+    Read more in the :ref:`User Guide <user_guide_annotation>`.
+
     Parameters
     ----------""" + _BASE_PARAMS_DOC + """
     Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-    annotations_ : ndarray of shape (n_samples, n_annotators)
-    counts_ : ndarray of shape (n_samples, n_classes)
-    uncertainty_ : ndarray of shape (n_samples,)
-    n_labels_seen_ : int
-    n_features_in_ : int
-
+    ----------""" + _BASE_ATTRIBUTES_DOC + """
     See Also
     --------
     RoundRobinAnnotator : Fewest-labels-first selection.

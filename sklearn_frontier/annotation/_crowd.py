@@ -10,6 +10,8 @@ from ._validation import encode_labels
 class SimulatedCrowd:
     """Workers answering label requests for a pool with known true labels.
 
+    Read more in the :ref:`User Guide <user_guide_annotation>`.
+
     Parameters
     ----------
     y_true : array-like of shape (n_samples,)
@@ -46,11 +48,17 @@ class SimulatedCrowd:
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+        The label set: ``classes`` if given, else the sorted true labels.
+    codes_ : ndarray of shape (n_samples,)
+        The true labels as integer codes into ``classes_``.
     accuracy_ : ndarray of shape (n_workers,)
         Probability of a correct answer (the diagonal mean under "confusion").
     confusion_ : ndarray of shape (n_workers, n_classes, n_classes) or None
+        Each worker's confusion matrix (row: true class, column: answer) under "confusion", else None.
     is_spammer_ : ndarray of bool, shape (n_workers,)
+        Which workers are spammers (all False except under "spammer").
     difficulty_ : ndarray of shape (n_samples,) or None
+        Per-sample difficulty in [0, 1] under "difficulty", else None.
     used_ : ndarray of bool, shape (n_samples, n_workers)
         Which worker already labelled which sample (no worker labels one sample twice).
 

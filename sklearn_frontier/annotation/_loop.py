@@ -1,5 +1,6 @@
-"""The active-annotation loop: query, ask the crowd, record, evaluate; checkpoint and resume."""
+"""The active-annotation loop: query, ask the crowd, record, evaluate; checkpoint or store, and resume."""
 
+import io
 import math
 import os
 import time
@@ -8,6 +9,7 @@ import numpy as np
 
 from sklearn_frontier.exceptions import StateFileError
 from sklearn_frontier.utils._progress import progress_bar
+from sklearn_frontier.utils._warnings import warn_user
 
 from ._aggregation import _dawid_skene_codes
 from ._persistence import atomic_savez, from_state_arrays, journal_append, read_state_file, state_arrays
@@ -48,9 +50,26 @@ def _aulc(n_labels, accuracy, budget):
     return float(np.sum((x[1:] - x[:-1]) * (y[1:] + y[:-1]) / 2) / span)
 
 
+def _pack(arrays):
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    return buf.getvalue()
+
+
+def _unpack(blob):
+    with np.load(io.BytesIO(blob), allow_pickle=False) as data:
+        return {k: data[k] for k in data.files}
+
+
+def _open_store(store):
+    from ._store import LabelStore, SQLiteLabelStore
+
+    return (store, False) if isinstance(store, LabelStore) else (SQLiteLabelStore(store), True)
+
+
 def run_annotation_loop(annotator, X, crowd, budget, *, batch_size=None, initial_pass=True, y_true=None,
                         aggregator="majority", eval_every=None, eval_random_state=0, callback=None,
-                        checkpoint=None, checkpoint_every=1, resume=False, journal=None, verbose=0):
+                        checkpoint=None, checkpoint_every=1, resume=False, store=None, journal=None, verbose=0):
     """Spend a label budget: repeatedly query ``annotator``, ask ``crowd``, record the answers.
 
     Parameters
@@ -82,13 +101,20 @@ def run_annotation_loop(annotator, X, crowd, budget, *, batch_size=None, initial
         ``callback(annotator, info) -> bool``; True stops the loop.
     checkpoint : path, default=None
         One atomic ``.npz`` (annotator, crowd state, history) every ``checkpoint_every`` batches and
-        on KeyboardInterrupt (then re-raised).
+        on KeyboardInterrupt (then re-raised). Labels received after the last checkpoint are asked
+        again on resume; ``store`` keeps every one.
     checkpoint_every : int, default=1
         Batches between checkpoints.
     resume : bool, default=False
-        Continue from ``checkpoint`` if it exists: the result equals the uninterrupted run.
+        Continue from ``checkpoint`` or ``store`` if it holds a run: the result equals the uninterrupted run.
+    store : str, path-like or LabelStore, default=None
+        A label store (see :class:`AnnotationSession`; a path is an SQLite file) that records every batch in
+        one transaction: its labels with the crowd's state, the counters and the history. A run killed at any
+        point resumes (``resume=True``) from its last committed batch without asking for any stored label
+        again, the annotator refitted on the stored labels. An alternative to ``checkpoint``; the store must
+        be new unless ``resume``.
     journal : path, default=None
-        Append every received label (TSV, fsynced) before it is recorded.
+        Deprecated: use ``store``. Appends every received label (TSV, fsynced) before it is recorded.
     verbose : int, default=0
         1: a progress bar.
 
@@ -96,7 +122,7 @@ def run_annotation_loop(annotator, X, crowd, budget, *, batch_size=None, initial
     -------
     history : dict
         Arrays ``n_labels``, ``label_accuracy``, ``mean_uncertainty``, ``max_uncertainty``,
-        ``expected_errors``, ``propagation_strength``, ``wall_time`` (annotator calls only), plus
+        ``expected_errors``, ``propagation_strength``, ``wall_time`` (annotator and store calls only), plus
         ``stop_reason``, ``aulc``, ``labels`` and ``annotation_matrix``.
 
     Examples
@@ -125,6 +151,12 @@ def run_annotation_loop(annotator, X, crowd, budget, *, batch_size=None, initial
         raise ValueError(f"y_true has {len(y_true)} entries but X has {n} rows.")
     if not (callable(aggregator) or aggregator in ("majority", "one_coin", "dawid_skene")):
         raise ValueError(f"Unknown aggregator {aggregator!r}.")
+    if store is not None and checkpoint is not None:
+        raise ValueError("Pass checkpoint= or store=, not both: the store already keeps the run's state with "
+                         "every batch.")
+    if journal is not None:
+        warn_user("journal= is deprecated and will be removed; pass store= (a label store that keeps every "
+                  "label and resumes without asking for it again).", FutureWarning)
     if annotator.classes is None:
         annotator.set_params(classes=np.asarray(crowd.classes_))
     classes = np.asarray(annotator.classes)
@@ -134,6 +166,34 @@ def run_annotation_loop(annotator, X, crowd, budget, *, batch_size=None, initial
     has_crowd_state = hasattr(crowd, "get_state") and hasattr(crowd, "set_state")
 
     loop = None
+    session = None
+    owned_store = False
+    if store is not None:
+        store, owned_store = _open_store(store)
+        with store.transaction(write=False):
+            blob = store.get_blob("loop")
+            has_labels = bool(store.read_meta())
+        if blob is None and has_labels:
+            raise ValueError(f"The label store {store.path} holds labels but no run of run_annotation_loop.")
+        if blob is not None and not resume:
+            raise ValueError(f"The label store {store.path} already holds a run: pass resume=True to continue it, "
+                             "or a new store.")
+        if blob is not None:
+            from ._session import AnnotationSession
+
+            arrays = _unpack(blob)
+            session = AnnotationSession.__new__(AnnotationSession)
+            start = time.perf_counter()
+            session._open(annotator, X, store)
+            annotator = session.annotator
+            if session.workers != list(range(m)):
+                raise ValueError(f"The label store {store.path} has workers {session.workers[:5]}..., not the "
+                                 f"crowd's 0..{m - 1}.")
+            if has_crowd_state:
+                crowd.set_state({k[len("crowd/"):]: v for k, v in arrays.items() if k.startswith("crowd/")})
+            loop = {"spent": int(arrays["loop/spent"]), "next_eval": int(arrays["loop/next_eval"]),
+                    "batches": int(arrays["loop/batches"]),
+                    "history": {k: list(arrays["history/" + k]) for k in _HISTORY_KEYS}}
     if resume and checkpoint is not None and os.path.exists(checkpoint):
         arrays = read_state_file(checkpoint)
         annotator = from_state_arrays(arrays, prefix="annotator/", source=os.fspath(checkpoint))
@@ -159,10 +219,18 @@ def run_annotation_loop(annotator, X, crowd, budget, *, batch_size=None, initial
             if journal is not None:
                 r, c = np.nonzero(~_missing(Y))
                 journal_append(journal, 0, r, c, Y[r, c])
-        start = time.perf_counter()
-        annotator.fit(X, Y)
-        wall += time.perf_counter() - start
         loop = {"spent": spent, "next_eval": spent, "batches": 0, "history": {k: [] for k in _HISTORY_KEYS}}
+        start = time.perf_counter()
+        if store is None:
+            annotator.fit(X, Y)
+        else:  # the initial pass is the new store's first transaction, so the first fit sees it
+            from ._session import AnnotationSession
+
+            r, c = np.nonzero(~_missing(Y))
+            session = AnnotationSession.__new__(AnnotationSession)
+            session._open(annotator, X, store, workers=range(m), initial=zip(r, c, Y[r, c]),
+                          blobs={"loop": _pack(_loop_arrays(loop, crowd.get_state() if has_crowd_state else {}))})
+        wall += time.perf_counter() - start
     history = loop["history"]
     if history["wall_time"]:
         wall = history["wall_time"][-1]
@@ -233,10 +301,17 @@ def run_annotation_loop(annotator, X, crowd, budget, *, batch_size=None, initial
             if journal is not None:
                 journal_append(journal, spent, rows, cols, labels)
             start = time.perf_counter()
-            annotator.update(np.asarray(rows), labels, annotators=np.asarray(cols))
+            if session is None:
+                annotator.update(np.asarray(rows), labels, annotators=np.asarray(cols))
             wall += time.perf_counter() - start
             spent += len(rows)
             batches += 1
+            if session is not None:  # one transaction: the batch's labels with the state that follows them
+                start = time.perf_counter()
+                state = {"spent": spent, "next_eval": next_eval, "batches": batches, "history": history}
+                blob = _pack(_loop_arrays(state, crowd.get_state() if has_crowd_state else {}))
+                session._record(rows, cols, labels, blobs={"loop": blob})
+                wall += time.perf_counter() - start
             bar.update(len(rows))
             now = time.perf_counter()
             if verbose and now - last_refresh > 0.5:
@@ -257,6 +332,8 @@ def run_annotation_loop(annotator, X, crowd, budget, *, batch_size=None, initial
         raise
     finally:
         bar.close()
+        if owned_store:
+            store.close()
     if not history["n_labels"] or history["n_labels"][-1] != spent:
         evaluate()
     out = {k: np.asarray(v, dtype=float) for k, v in history.items()}
@@ -267,6 +344,15 @@ def run_annotation_loop(annotator, X, crowd, budget, *, batch_size=None, initial
     out["annotation_matrix"] = annotator.get_annotation_matrix()
     out["annotator"] = annotator
     return out
+
+
+def _loop_arrays(loop, crowd_state):
+    """The loop's counters, history and crowd state as the arrays of one blob."""
+    arrays = {"loop/spent": np.array(loop["spent"]), "loop/next_eval": np.array(loop["next_eval"]),
+              "loop/batches": np.array(loop["batches"])}
+    arrays.update({"history/" + k: np.asarray(v, dtype=float) for k, v in loop["history"].items()})
+    arrays.update({"crowd/" + k: np.asarray(v) for k, v in crowd_state.items()})
+    return arrays
 
 
 def _missing(Y):

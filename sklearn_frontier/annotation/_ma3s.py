@@ -34,6 +34,8 @@ class MA3SAnnotator(_BaseAnnotator):
     sample makes its near-duplicates certain too and they are not annotated over and over. No model
     is trained in the loop. ``propagation="none"`` is Sheng et al.'s label uncertainty (LU).
 
+    Read more in the :ref:`User Guide <user_guide_annotation>`.
+
     Parameters
     ----------
     n_neighbors : int, default=10
@@ -63,8 +65,12 @@ class MA3SAnnotator(_BaseAnnotator):
         Only samples with uncertainty >= threshold are returned; empty means done.
     max_labels_per_sample : int, default=None
         Samples with this many labels are no longer queried.
-    aggregation : {"majority", "propagated", "dawid_skene", "one_coin"}, default="majority"
-        How ``labels_`` aggregates.
+    aggregation : {"majority", "propagated", "majority_propagated", "dawid_skene", "one_coin"}, \
+            default="majority"
+        How ``labels_`` aggregates (see :meth:`aggregate`). "majority" is the majority vote of the labels
+        received, missing where nobody labelled; "propagated" is the argmax of ``evidence_`` (own votes plus
+        ``lambda`` times the neighbours'), which labels every sample; "majority_propagated" is the majority vote
+        with its ties and unlabelled samples settled by ``evidence_``.
     classes : array-like, default=None
         The label set (default: the observed labels).
     missing_label : scalar, default=np.nan
@@ -73,6 +79,9 @@ class MA3SAnnotator(_BaseAnnotator):
         Standardize X before building the graph.
     metric : str or callable, default="euclidean"
         Distance of the kNN graph.
+    neighbor_algorithm : {"auto", "exact", "approximate"}, default="auto"
+        How the kNN graph is searched: "exact" (brute force from 8 features, else scikit-learn's trees),
+        "approximate" (NN-descent, Euclidean only) or "auto" (approximate from 20 000 samples).
     n_jobs : int, default=None
         Parallel neighbour search.
     random_state : int, RandomState instance or None, default=None
@@ -81,8 +90,13 @@ class MA3SAnnotator(_BaseAnnotator):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+        The label set: ``classes`` if given, else the sorted labels observed at fit.
+    n_annotators_ : int
+        Annotator columns of the annotation matrix.
     annotations_ : ndarray of shape (n_samples, n_annotators)
         Integer codes into ``classes_``, -1 for missing.
+    annotated_ : ndarray of bool, shape (n_samples, n_annotators)
+        True where a cell holds a label (``annotations_ >= 0``) (property).
     counts_ : ndarray of shape (n_samples, n_classes)
         Own vote counts ``C``.
     propagated_evidence_ : ndarray of shape (n_samples, n_classes)
@@ -95,14 +109,34 @@ class MA3SAnnotator(_BaseAnnotator):
         ``lambda`` in effect.
     homophily_ : tuple
         ``(agreement, chance, z)`` of the homophily test (NaN when it is not defined).
+    expected_errors_ : float
+        Sum of the uncertainties, a diagnostic of how many pool labels may still be wrong (property).
+    labels_ : ndarray of shape (n_samples,)
+        Aggregated label of every sample by ``aggregation`` (property).
+    log_ : ndarray of shape (n_labels_seen_, 3)
+        The labels received by :meth:`update`, in order: (sample, annotator, class code) (property).
     n_labels_ : ndarray of shape (n_samples,)
+        Labels received per sample.
     n_labels_seen_ : int
+        Labels received through :meth:`update` since fit.
     random_seed_ : int
+        Seed of the hashed tie-breaking keys, drawn once per fit from ``random_state``.
+    X_pool_ : ndarray of shape (n_samples, n_features)
+        The pool.
+    mean_ : ndarray of shape (n_features,)
+        Mean used to standardize the pool (zeros without ``standardize``).
+    scale_ : ndarray of shape (n_features,)
+        Standard deviation used to standardize the pool (ones without ``standardize``).
+    n_neighbors_ : int
+        Neighbours per sample in ``graph_``: ``min(n_neighbors, n_samples - 1)``.
+    neighbor_algorithm_ : str
+        The neighbour search used for ``graph_``: "approximate", or the ``NearestNeighbors`` algorithm.
     graph_ : scipy.sparse.csr_matrix of shape (n_samples, n_samples)
         Row-normalized local-scaling kNN graph.
     sigma_ : ndarray of shape (n_samples,)
         Local scales.
     n_features_in_ : int
+        Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Only when X has string column names.
 
@@ -142,14 +176,14 @@ class MA3SAnnotator(_BaseAnnotator):
         "batch_diversity": ["boolean"],
         "diversity_weight": [Interval(Real, 0, None, closed="left")],
         "stop_threshold": [Interval(Real, 0, 1, closed="both"), None],
-        "aggregation": [StrOptions({"majority", "propagated", "dawid_skene", "one_coin"})],
+        "aggregation": [StrOptions({"majority", "propagated", "majority_propagated", "dawid_skene", "one_coin"})],
     }
 
     def __init__(self, n_neighbors=10, *, propagation="evidence", propagation_strength=1.0,
                  n_propagation_steps=None, propagation_decay=0.5, smoothing=0.5, prior=(1.0, 1.0), batch_size=1,
                  batch_diversity=True, diversity_weight=1.0, stop_threshold=None, max_labels_per_sample=None,
                  aggregation="majority", classes=None, missing_label=np.nan, standardize=True, metric="euclidean",
-                 n_jobs=None, random_state=None):
+                 neighbor_algorithm="auto", n_jobs=None, random_state=None):
         self.n_neighbors = n_neighbors
         self.propagation = propagation
         self.propagation_strength = propagation_strength
@@ -167,6 +201,7 @@ class MA3SAnnotator(_BaseAnnotator):
         self.missing_label = missing_label
         self.standardize = standardize
         self.metric = metric
+        self.neighbor_algorithm = neighbor_algorithm
         self.n_jobs = n_jobs
         self.random_state = random_state
 
@@ -180,6 +215,9 @@ class MA3SAnnotator(_BaseAnnotator):
                 and self.n_propagation_steps > 3):
             raise InvalidParameterError("The 'n_propagation_steps' parameter of MA3SAnnotator must be at most 3 "
                                         f"with propagation='evidence'. Got {self.n_propagation_steps!r} instead.")
+
+    def _aggregation_methods(self):
+        return ("majority", "propagated", "majority_propagated", "dawid_skene", "one_coin")
 
     @property
     def _prior(self):

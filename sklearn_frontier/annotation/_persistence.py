@@ -76,6 +76,7 @@ def state_arrays(est, prefix=""):
         "X_pool": est.X_pool_, "mean": est.mean_, "scale": est.scale_, "sigma": est.sigma_,
         "graph_indptr": W.indptr.astype(np.int64), "graph_indices": W.indices.astype(np.int64),
         "graph_data": W.data, "n_neighbors": np.array(est.n_neighbors_),
+        "neighbor_algorithm": np.array(est.neighbor_algorithm_),
         "feature_names": (np.asarray(est.feature_names_in_).astype(str) if hasattr(est, "feature_names_in_")
                           else np.zeros(0, dtype=str)),
         "classes": classes, "codes": est.annotations_, "codes_sha256": np.array(_sha256(est.annotations_)),
@@ -157,6 +158,12 @@ def _rebuild(data, get, prefix, expected_class, source, name, NearestNeighbors):
     est.graph_ = sp.csr_matrix((np.array(get("graph_data")), np.array(get("graph_indices")),
                                 np.array(get("graph_indptr"))), shape=(n, n))
     est.n_neighbors_ = int(get("n_neighbors"))
+    if prefix + "neighbor_algorithm" in data:
+        est.neighbor_algorithm_ = str(get("neighbor_algorithm"))
+    else:  # written before the approximate graph: always the exact search
+        from sklearn_frontier.utils._graphs import resolve_knn_algorithm
+
+        est.neighbor_algorithm_ = resolve_knn_algorithm("exact", n, est.X_pool_.shape[1], est.metric)
     est._nn_ = NearestNeighbors(n_neighbors=min(est.n_neighbors, n), metric=est.metric,
                                 n_jobs=est.n_jobs).fit((est.X_pool_ - est.mean_) / est.scale_)
     est.counts_ = counts

@@ -75,6 +75,23 @@ class _SelectionMixin:
             return picks, utilities
         return picks
 
+    def _ranked(self, b):
+        """The first ``b`` eligible rows in plain rank order: what a one-item query would take first, then next.
+
+        No batch diversity: the rows that AnnotationSession leases one at a time are ranked by their own scores.
+        """
+        if self._incremental_keys():
+            index = self._ensure_index()
+            picks = _kernels().select_top(index["q"], self._tie_keys_, index["eligible"], index["heap"],
+                                          index["pos"], index["size"], int(b))
+            return np.asarray(picks, dtype=np.int64)
+        eligible, _ = self._eligible(None, None)
+        stop = self._stop_mask()
+        if stop is not None:
+            eligible &= stop
+        q = np.rint(np.asarray(self._selection_scores(), dtype=np.float64) * _KEY_SCALE).astype(np.int64)
+        return np.asarray(_top_sorted(q, self._query_tie_keys(), eligible, int(b)), dtype=np.int64)
+
     # -- selection index: keys, eligibility and a heap, kept up to date on the touched rows --------------
     def _incremental_keys(self):
         """Whether an update changes the selection keys of the touched rows only (GRR, LU, MA3S-E).

@@ -19,7 +19,7 @@ from sklearn_frontier.utils._compat import (
     _fit_context,
     validate_data,
 )
-from sklearn_frontier.utils._graphs import local_scales, local_scaling_knn_graph
+from sklearn_frontier.utils._graphs import local_scales, local_scaling_knn_graph, resolve_knn_algorithm
 
 from ._keys import _kernels, _tie_keys
 from ._persistence import load_state, save_state
@@ -40,15 +40,23 @@ class _BaseAnnotator(_SelectionMixin, ClassifierMixin, BaseEstimator):
 
     A new strategy subclasses this and overrides only these points (MA3S and the baselines do):
 
-    - ``_validate_extra_params()``: checks of its own parameters beyond ``_parameter_constraints``.
-    - ``_init_scores()``: the per-item scores after ``fit`` (default: each item's own margin uncertainty).
+    - ``_validate_extra_params()``: checks of its own parameters beyond ``_parameter_constraints``; called first
+      by ``fit``.
+    - ``_init_scores()``: compute every item's score from ``counts_`` (and any state of its own) after ``fit``,
+      ``partial_fit`` or a correction (default: each item's own margin uncertainty into ``uncertainty_``).
     - ``_selection_scores()``: the scores the query ranks, higher first (default: ``uncertainty_``).
-    - ``_query_tie_keys()``: the keys that break ties between equal scores (default: seeded random keys).
-    - ``_refresh_after_labels(rows, codes)``: update the scores after labels arrive on ``rows``.
+    - ``_scores_at(rows)``: the same scores for some rows only. Override it with ``_selection_scores`` so that
+      queries use the incremental heap; a subclass that overrides only ``_selection_scores`` (a model-based
+      score, say) is ranked from scratch at every query.
+    - ``_query_tie_keys()``: the keys that break ties between equal scores (default: the seeded hash keys).
+    - ``_apply_counts(rows, codes)``: record new votes in ``counts_`` and rescore; return the rows whose score
+      changed, or None when every score may have changed (default: the labelled rows).
     - ``_affected_rows(rows)``: the items whose scores those labels change (default: ``rows``; MA3S adds their
       graph neighbours), which is what an update snapshots so that it can be rolled back atomically.
     - ``_may_refresh_all()``: whether an update may rewrite every score (then the snapshot keeps them all).
     - ``_extra_snapshot(affected)`` / ``_extra_restore(snap)``: any further state to roll back with an update.
+
+    The query machinery (eligibility, the heap, batches) is :class:`_SelectionMixin`'s.
     """
 
     _parameter_constraints = {
@@ -60,6 +68,7 @@ class _BaseAnnotator(_SelectionMixin, ClassifierMixin, BaseEstimator):
         "missing_label": "no_validation",
         "standardize": ["boolean"],
         "metric": [str, callable],
+        "neighbor_algorithm": [StrOptions({"auto", "exact", "approximate"})],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
     }
@@ -67,6 +76,11 @@ class _BaseAnnotator(_SelectionMixin, ClassifierMixin, BaseEstimator):
     # -- fitting -----------------------------------------------------------------------------
     def _validate_extra_params(self):
         pass
+
+    @property
+    def _neighbor_algorithm(self):
+        # subclasses written before the parameter existed (their own __init__) build exact graphs
+        return getattr(self, "neighbor_algorithm", "exact")
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
@@ -172,10 +186,9 @@ class _BaseAnnotator(_SelectionMixin, ClassifierMixin, BaseEstimator):
             self.scale_ = np.ones(X.shape[1])
         Z = (X - self.mean_) / self.scale_
         self.n_neighbors_ = int(min(self.n_neighbors, n - 1))
-        # Exact brute force (GEMM blocks) beats the trees from about 8 features (3x at d = 10, n = 1e5).
-        algorithm = "brute" if X.shape[1] >= 8 and self.metric == "euclidean" else "auto"
+        self.neighbor_algorithm_ = resolve_knn_algorithm(self._neighbor_algorithm, n, X.shape[1], self.metric)
         W, dist, _ = local_scaling_knn_graph(Z, self.n_neighbors_, metric=self.metric, n_jobs=self.n_jobs,
-                                             return_neighbors=True, algorithm=algorithm)
+                                             return_neighbors=True, algorithm=self.neighbor_algorithm_)
         self.graph_ = W
         self.sigma_ = local_scales(dist)
         self._nn_ = NearestNeighbors(n_neighbors=min(self.n_neighbors, n), metric=self.metric,
@@ -196,16 +209,13 @@ class _BaseAnnotator(_SelectionMixin, ClassifierMixin, BaseEstimator):
     def _query_tie_keys(self):
         return self._tie_keys_
 
-    def _refresh_after_labels(self, rows, codes):
-        touched = np.unique(rows)
-        self.uncertainty_[touched] = self._own_uncertainty(touched)
-
     def _affected_rows(self, rows):
         return np.unique(rows)
 
-    # -- properties ----------------------------------------------------------------------------
     def _may_refresh_all(self):
         return False
+
+    # -- properties ----------------------------------------------------------------------------
 
     @property
     def log_(self):
@@ -233,45 +243,85 @@ class _BaseAnnotator(_SelectionMixin, ClassifierMixin, BaseEstimator):
 
     @property
     def labels_(self):
-        """Aggregated label of every pool sample (``aggregation``)."""
+        """Aggregated label of every pool sample (``aggregation``; see :meth:`aggregate`)."""
         _check_fitted(self)
         return self.aggregate()
+
+    def _aggregation_methods(self):
+        return ("majority", "dawid_skene", "one_coin")
 
     def aggregate(self, method=None, return_proba=False):
         """Aggregate the pool's annotation matrix.
 
         Parameters
         ----------
-        method : {"majority", "propagated", "dawid_skene", "one_coin"}, default=None
-            Defaults to ``aggregation``. "propagated" (MA3S only) takes the argmax of ``evidence_``.
+        method : {"majority", "dawid_skene", "one_coin", "propagated", "majority_propagated"}, default=None
+            Defaults to ``aggregation``.
+
+            - "majority": the majority vote of the labels received; ties go to a seeded hash key (no graph).
+            - "dawid_skene", "one_coin": Dawid–Skene posteriors (full confusion matrices, or one accuracy per
+              worker).
+            - "propagated" (MA3S only): the argmax of ``evidence_``, the sample's own votes plus ``lambda`` times
+              its graph neighbours' votes.
+            - "majority_propagated" (MA3S only): the majority vote where it decides; ties and unlabelled samples
+              take the argmax of ``evidence_``.
+
+            Samples nobody labelled get ``missing_label`` (NaN by default; uniform soft labels), except under
+            the two propagated methods, which fill them from the graph.
         return_proba : bool, default=False
             Also return the (n_samples, n_classes) soft labels.
 
         Returns
         -------
         labels : ndarray of shape (n_samples,)
-            Aggregated label of every pool sample.
+            Aggregated label of every pool sample; float with NaN (or object with ``missing_label``) when some
+            sample has no label and the method does not fill it.
         proba : ndarray of shape (n_samples, n_classes)
             Soft labels, returned only if ``return_proba``.
         """
         _check_fitted(self)
         method = self.aggregation if method is None else method
+        if method not in self._aggregation_methods():
+            raise ValueError(f"Unknown aggregation method {method!r} for {type(self).__name__}; choose one of "
+                             f"{list(self._aggregation_methods())}.")
         K = self.classes_.size
-        if method in ("majority", "propagated"):
-            E = self.evidence_
-            primary = self.counts_ if method == "majority" else E
-            codes = _argmax_with_ties(primary, E, self._tie_keys_)
-            if return_proba:
-                proba = (primary + 1.0 / K) / (primary.sum(axis=1, keepdims=True) + 1.0)
-                return self.classes_[codes], proba
-            return self.classes_[codes]
         if method in ("dawid_skene", "one_coin"):
             from ._aggregation import _dawid_skene_codes
 
-            T, _ = _dawid_skene_codes(self.annotations_, K, model="full" if method == "dawid_skene" else "one_coin")
-            codes = np.argmax(T, axis=1)
-            return (self.classes_[codes], T) if return_proba else self.classes_[codes]
-        raise ValueError(f"Unknown aggregation method {method!r}.")
+            proba, _ = _dawid_skene_codes(self.annotations_, K,
+                                          model="full" if method == "dawid_skene" else "one_coin")
+            codes = np.argmax(proba, axis=1)
+        else:
+            E = self.evidence_
+            if method == "majority":
+                primary, secondary = self.counts_, np.zeros_like(self.counts_)
+            elif method == "propagated":
+                primary, secondary = E, E
+            else:
+                primary, secondary = self.counts_, E
+            codes = _argmax_with_ties(primary, secondary, self._tie_keys_)
+            proba = (primary + 1.0 / K) / (primary.sum(axis=1, keepdims=True) + 1.0)
+        labels = self._labels_of(codes, fill=method in ("propagated", "majority_propagated"))
+        if return_proba:
+            if not method.endswith("propagated"):
+                proba = np.where((self.n_labels_ > 0)[:, None], proba, 1.0 / K)
+            return labels, proba
+        return labels
+
+    def _labels_of(self, codes, fill):
+        """``classes_[codes]``, with ``missing_label`` for unlabelled samples unless ``fill``."""
+        labelled = self.n_labels_ > 0
+        if fill or labelled.all():
+            return self.classes_[codes]
+        out = self._missing_array(codes.shape)
+        out[labelled] = self.classes_[codes[labelled]]
+        return out
+
+    def _missing_array(self, shape):
+        if self.classes_.dtype.kind in "iufb" and (self.missing_label is None or
+                                                   isinstance(self.missing_label, numbers.Real)):
+            return np.full(shape, np.nan if self.missing_label is None else self.missing_label, dtype=float)
+        return np.full(shape, self.missing_label, dtype=object)
 
     def soft_labels(self):
         """Normalized evidence plus the uniform prior, for noisy-label training.
@@ -297,11 +347,7 @@ class _BaseAnnotator(_SelectionMixin, ClassifierMixin, BaseEstimator):
         _check_fitted(self)
         codes = self.annotations_
         mask = codes >= 0
-        if self.classes_.dtype.kind in "iufb" and (self.missing_label is None or
-                                                   isinstance(self.missing_label, numbers.Real)):
-            out = np.full(codes.shape, np.nan if self.missing_label is None else self.missing_label, dtype=float)
-        else:
-            out = np.full(codes.shape, self.missing_label, dtype=object)
+        out = self._missing_array(codes.shape)
         out[mask] = self.classes_[codes[mask]]
         return out
 
@@ -418,6 +464,9 @@ class _BaseAnnotator(_SelectionMixin, ClassifierMixin, BaseEstimator):
         np.add.at(self.n_labels_, rows, 1)
         touched = self._apply_counts(rows, codes)
         self._index_touch(touched)
+        self._append_log(rows, cols, codes)
+
+    def _append_log(self, rows, cols, codes):
         start, stop = self.n_labels_seen_, self.n_labels_seen_ + int(rows.size)
         if stop > self._log.shape[0]:  # amortized O(1) appends
             grown = np.zeros((max(2 * self._log.shape[0], stop, 64), 3), dtype=np.int64)
@@ -425,6 +474,38 @@ class _BaseAnnotator(_SelectionMixin, ClassifierMixin, BaseEstimator):
             self._log = grown
         self._log[start:stop] = np.stack([rows, cols, codes], axis=1)
         self.n_labels_seen_ = stop
+
+    # -- hooks of AnnotationSession: workers who join, corrections, a shared seed ---------------------
+    def _add_annotators(self, n_new):
+        """Append ``n_new`` empty annotator columns (workers who joined after fit)."""
+        m = self.n_annotators_
+        grown = np.full((self.annotations_.shape[0], m + int(n_new)), -1, dtype=self.annotations_.dtype)
+        grown[:, :m] = self.annotations_
+        self.annotations_ = grown
+        self.n_annotators_ = m + int(n_new)
+        self._index_touch(np.flatnonzero(self.n_labels_ >= m))  # the rows that were full may be eligible now
+
+    def _replace_labels(self, rows, cols, codes):
+        """Overwrite filled cells (corrections), then recount the votes and rescore every item.
+
+        A correction takes a vote away, which the online update cannot; corrections are rare, so every score
+        is recomputed from the codes, as ``fit`` would.
+        """
+        rows, cols, codes = (np.asarray(a, dtype=np.int64) for a in (rows, cols, codes))
+        if np.any(self.annotations_[rows, cols] < 0):
+            raise ValueError("a correction needs a label to replace.")
+        self.annotations_[rows, cols] = codes
+        self.counts_ = count_votes(self.annotations_, self.classes_.size)
+        self.n_labels_ = self.counts_.sum(axis=1).astype(np.int64)
+        self._init_scores()
+        self._rebuild_index()
+        self._append_log(rows, cols, codes)
+
+    def _reseed(self, seed):
+        """Use ``seed`` as ``random_seed_`` (every process serving one store ranks ties alike)."""
+        self.random_seed_ = int(seed)
+        self._tie_keys_ = _tie_keys(self.random_seed_, self.annotations_.shape[0])
+        self._rebuild_index()
 
     def _apply_counts(self, rows, codes):
         """Record the votes and rescore; return the rows whose score changed (None: all)."""

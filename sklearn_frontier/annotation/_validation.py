@@ -91,18 +91,44 @@ def check_classes(classes, missing_label=np.nan):
     return classes
 
 
+_MINUS_ONE_HINT = ("scikit-learn's semi-supervised estimators mark an unlabelled sample by -1, but here the missing "
+                   "label is missing_label={missing!r}, so -1 is read as a label. Pass missing_label=-1 if -1 "
+                   "means 'no label'")
+
+
+def _has_minus_one(observed):
+    if observed.dtype.kind in "iuf":
+        return bool(np.any(observed == -1))
+    if observed.dtype.kind == "O":
+        return any(isinstance(v, numbers.Real) and not isinstance(v, bool) and v == -1 for v in observed)
+    return False
+
+
 def infer_classes(Y, mask, classes=None, missing_label=np.nan):
-    """The label set: ``classes`` (validated) or ``np.unique`` of the observed labels."""
+    """The label set: ``classes`` (validated) or ``np.unique`` of the observed labels.
+
+    A -1 among the labels while ``missing_label`` is NaN or None is scikit-learn's "unlabelled" marker read as
+    a class: a ValueError when ``classes`` leaves -1 out, a warning when the classes are inferred.
+    """
     observed = Y[~mask]
     if observed.size:
         if observed.dtype.kind == "O" and all(isinstance(v, str) for v in observed):
             observed = observed.astype(str)
         check_classification_targets(observed)
+    minus_one = (missing_label is None or is_nan_scalar(missing_label)) and _has_minus_one(observed)
     if classes is not None:
         classes = check_classes(classes, missing_label)
+        if minus_one and not _has_minus_one(np.asarray(classes).ravel()):
+            raise ValueError("y contains -1, which is not in classes. " + _MINUS_ONE_HINT.format(
+                missing=missing_label) + ".")
         if observed.size:
             encode_labels(observed, classes)  # raises on unknown labels
         return classes
+    if minus_one:
+        from sklearn_frontier.utils._warnings import warn_user
+
+        warn_user("y contains -1, which becomes a class. " + _MINUS_ONE_HINT.format(missing=missing_label)
+                  + "; pass classes including -1 (e.g. classes=[-1, 1]) if it is a class, to silence this warning.")
     if observed.size == 0:
         raise ValueError("y contains no label and `classes=None`: pass `classes` to declare the label set.")
     return np.unique(observed)

@@ -6,14 +6,41 @@ from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 from sklearn.neighbors import NearestNeighbors
 
+# From this many rows an "auto" Euclidean graph is approximate: an exact one costs O(n^2 d) (brute force) or
+# degrades towards it above a few dimensions (trees), while NN-descent stays near O(n k^2 d) per round.
+APPROXIMATE_MIN_SAMPLES = 20_000
 
-def knn_neighbors(X, n_neighbors, *, metric="euclidean", n_jobs=None, algorithm="auto"):
+
+def resolve_knn_algorithm(algorithm, n_samples, n_features, metric="euclidean"):
+    """The neighbour search that ``algorithm`` means for this data: ``"approximate"`` or a ``NearestNeighbors`` one.
+
+    ``"auto"`` is ``"approximate"`` for a Euclidean metric from :data:`APPROXIMATE_MIN_SAMPLES` rows, else
+    ``"exact"``; ``"exact"`` is brute force for a Euclidean metric from 8 features (GEMM blocks beat the trees
+    there) and scikit-learn's choice otherwise. ``"approximate"`` needs the Euclidean metric. Any other value
+    (``"brute"``, ``"kd_tree"``, ``"ball_tree"``) is passed to ``NearestNeighbors`` as it is.
+    """
+    euclidean = metric == "euclidean"
+    if algorithm == "approximate" and not euclidean:
+        raise ValueError(f"The approximate kNN graph is Euclidean only, got metric={metric!r}.")
+    if algorithm == "auto":
+        algorithm = "approximate" if euclidean and n_samples >= APPROXIMATE_MIN_SAMPLES else "exact"
+    if algorithm == "exact":
+        algorithm = "brute" if euclidean and n_features >= 8 else "auto"
+    return algorithm
+
+
+def knn_neighbors(X, n_neighbors, *, metric="euclidean", n_jobs=None, algorithm="auto", random_state=0):
     """Each row's ``n_neighbors`` nearest other rows of ``X``, nearest first.
 
     Self is removed robustly: entry ``i`` is dropped from row ``i``; if exact duplicates displaced
     it from the list, the last entry is dropped instead. ``algorithm`` is passed to
     ``NearestNeighbors``; with ``"brute"`` and the Euclidean metric the (GEMM-based, less accurate)
     distances of the chosen neighbours are recomputed exactly and each row re-sorted by them.
+    ``"approximate"`` builds the lists by NN-descent (the ``nn_descent`` kernel, seeded by
+    ``random_state``); the few rows it leaves short of ``n_neighbors`` candidates get exact lists.
+    ``"auto"`` is scikit-learn's exact choice at any size; a caller that wants the approximate search on large
+    inputs resolves its setting first with :func:`resolve_knn_algorithm` (the annotation family does), so that
+    no other caller's graph changes behind its back.
 
     Returns
     -------
@@ -25,6 +52,8 @@ def knn_neighbors(X, n_neighbors, *, metric="euclidean", n_jobs=None, algorithm=
     k = int(min(n_neighbors, n - 1))
     if k < 1:
         raise ValueError(f"A kNN graph needs at least 2 samples, got n_samples={n}.")
+    if algorithm == "approximate":
+        return _approximate_neighbors(X, k, metric, random_state)
     nn = NearestNeighbors(n_neighbors=k + 1, metric=metric, n_jobs=n_jobs, algorithm=algorithm).fit(X)
     dist, idx = nn.kneighbors(X)
     if algorithm == "brute" and metric == "euclidean":
@@ -41,6 +70,24 @@ def knn_neighbors(X, n_neighbors, *, metric="euclidean", n_jobs=None, algorithm=
             np.ascontiguousarray(idx[keep].reshape(n, k), dtype=np.int64))
 
 
+def _approximate_neighbors(X, k, metric, random_state):
+    from sklearn_frontier.kernels import nn_descent
+
+    if metric != "euclidean":
+        raise ValueError(f"The approximate kNN graph is Euclidean only, got metric={metric!r}.")
+    seed = 0 if random_state is None else int(random_state)
+    dist, idx, _ = nn_descent(np.asarray(X, dtype=np.float64), k, seed=seed)
+    short = np.flatnonzero((idx < 0).any(axis=1))
+    if short.size:  # a vertex no leaf or round reached enough others: its exact list
+        d, i = NearestNeighbors(n_neighbors=k + 1).fit(X).kneighbors(X[short])
+        is_self = i == short[:, None]
+        drop = np.where(is_self.any(axis=1), is_self.argmax(axis=1), k)
+        keep = np.ones_like(i, dtype=bool)
+        keep[np.arange(short.size), drop] = False
+        dist[short], idx[short] = d[keep].reshape(-1, k), i[keep].reshape(-1, k)
+    return np.ascontiguousarray(dist), np.ascontiguousarray(idx)
+
+
 def local_scales(dist, *, floor=None):
     """``sigma_i`` = distance to the k-th (last) neighbour, floored.
 
@@ -54,7 +101,7 @@ def local_scales(dist, *, floor=None):
 
 
 def local_scaling_knn_graph(X, n_neighbors, *, metric="euclidean", row_normalize=True, symmetrize=None,
-                            floor=None, n_jobs=None, return_neighbors=False, algorithm="auto"):
+                            floor=None, n_jobs=None, return_neighbors=False, algorithm="auto", random_state=0):
     """Sparse kNN graph with Zelnik-Manor–Perona weights ``exp(-d_ij**2 / (sigma_i sigma_j))``.
 
     Parameters
@@ -72,7 +119,9 @@ def local_scaling_knn_graph(X, n_neighbors, *, metric="euclidean", row_normalize
     return_neighbors : bool, default=False
         Also return ``(dist, idx)``.
     algorithm : str, default="auto"
-        Neighbour search of :func:`knn_neighbors`.
+        Neighbour search of :func:`knn_neighbors` (``"approximate"``: NN-descent).
+    random_state : int, default=0
+        Seed of the approximate search.
 
     Returns
     -------
@@ -80,7 +129,8 @@ def local_scaling_knn_graph(X, n_neighbors, *, metric="euclidean", row_normalize
     """
     from sklearn_frontier.kernels import local_scaling_weights
 
-    dist, idx = knn_neighbors(X, n_neighbors, metric=metric, n_jobs=n_jobs, algorithm=algorithm)
+    dist, idx = knn_neighbors(X, n_neighbors, metric=metric, n_jobs=n_jobs, algorithm=algorithm,
+                              random_state=random_state)
     n, k = idx.shape
     sigma = local_scales(dist, floor=floor)
     w = local_scaling_weights(dist, idx, sigma)
