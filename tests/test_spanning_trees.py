@@ -68,7 +68,7 @@ def test_backfitting_three_components_match_gp():
                                   alpha=noise, optimizer=None).fit(X, y - ybar)
     V = est.graph_.vertices
     gp_mean, gp_std = gp.predict(V, return_std=True)
-    F = ybar + scale * est.draws_["vertex_values"].astype(float).sum(axis=2)[0]  # (n_kept, n_v)
+    F = ybar + scale * est.draws_["fit"].astype(float)[0]  # (n_kept, n_v)
     for j in range(0, V.shape[0], 3):
         ess = ess_bulk(F[None, :, j])
         assert abs(F[:, j].mean() - ybar - gp_mean[j]) < 4.5 * gp_std[j] / np.sqrt(ess)
@@ -148,7 +148,7 @@ def fitted():
 
 def test_predict_at_training_points_is_vertex_mean_and_batch_invariant(fitted):
     est, X, _ = fitted
-    vm = est.y_mean_ + est.y_scale_ * est.draws_["vertex_values"].astype(float).sum(axis=2).mean(axis=(0, 1))
+    vm = est.y_mean_ + est.y_scale_ * est.draws_["fit"].astype(float).mean(axis=(0, 1))
     np.testing.assert_allclose(est.predict(X), vm[est.graph_.sample_vertex], rtol=1e-10, atol=1e-10)
     Xt, _, _ = make_horseshoe(40, random_state=7)
     full = est.predict(Xt)
@@ -182,7 +182,9 @@ def test_warm_start_continues_the_chain(Est):
     two = Est(n_trees=3, n_iter=18, n_burnin=10, thin=2, random_state=3).fit(X, y)
     two.set_params(warm_start=True, n_iter=12).fit(X, y)
     assert two.n_iter_ == 30
-    np.testing.assert_array_equal(one.draws_["vertex_values"], two.draws_["vertex_values"])
+    assert set(one.draws_) == set(two.draws_)
+    for key in one.draws_:
+        np.testing.assert_array_equal(one.draws_[key], two.draws_[key])
     np.testing.assert_array_equal(one.predict(X), two.predict(X))
     with pytest.raises(ValueError, match="same training locations"):
         two.fit(X[:-1], y[:-1])
@@ -196,7 +198,9 @@ def test_backends_give_the_same_chain(Est):
             if Est is PRBASTRegressor else Est(n_trees=3, n_iter=10, n_burnin=0, thin=1, random_state=0).fit(X, y)
     with config_context(backend="reference"):
         b = Est(**a.get_params()).fit(X, y)
-    np.testing.assert_allclose(a.draws_["vertex_values"], b.draws_["vertex_values"], rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(a.draws_["fit"], b.draws_["fit"], rtol=1e-6, atol=1e-7)
+    if "vertex_values" in a.draws_:
+        np.testing.assert_allclose(a.draws_["vertex_values"], b.draws_["vertex_values"], rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(a.draws_["sigma"], b.draws_["sigma"], rtol=1e-9)
 
 
@@ -214,8 +218,10 @@ def test_same_seed_same_draws_and_n_chains():
     X, y, _ = make_horseshoe(50, random_state=12)
     a = PRBASTRegressor(n_trees=2, n_chains=2, n_jobs=2, random_state=5, **FAST).fit(X, y)
     b = PRBASTRegressor(n_trees=2, n_chains=2, random_state=5, **FAST).fit(X, y)
-    np.testing.assert_array_equal(a.draws_["vertex_values"], b.draws_["vertex_values"])
-    assert a.draws_["vertex_values"].shape[:2] == (2, 30)
+    assert set(a.draws_) == set(b.draws_)
+    for key in a.draws_:
+        np.testing.assert_array_equal(a.draws_[key], b.draws_[key])
+    assert a.draws_["fit"].shape == (2, 30, a.graph_.n_vertices)
     assert np.isfinite(a.convergence_["rhat_sigma"])
     diag = a.convergence_diagnostics(X[:3])
     assert len(diag["rhat"]) == len(diag["names"]) and diag["names"][-1] == "predict[2]"
@@ -332,13 +338,15 @@ def test_prior_recovery_with_zero_data():
     # routed field: lambda follows its log-uniform prior and every tree proposal is accepted
     fam = RoutedField(length_scale_bounds=(0.1, 10.0), length_scale_step=1.0)
     ctx4 = _k4_context()
-    st = fam.init_state(ctx4, ctx4.mst(ctx4.lengths), 0, rng)
+    from sklearn_frontier.spanning_trees._mcmc import ChainData
+
+    states = fam.init_states(ctx4, [ctx4.mst(ctx4.lengths)], [0])
     acc = {"length_scale": [0, 0], "tree": [0, 0]}
     lams = []
+    F, no_data = np.zeros(4), ChainData(np.zeros(4), np.zeros(4), 0.0, 0.0)
     for _ in range(4000):
-        fam.sweep_component(ctx4, st, np.zeros(4), np.zeros(4), 1.0, {"tau2": 0.5, "M": 1}, rng, "uniform", 0.0,
-                            1.0, acc)
-        lams.append(st["lam"])
+        F = fam.sweep(ctx4, states, F, no_data, 1.0, {"tau2": 0.5, "M": 1}, rng, "uniform", 0.0, 1.0, acc)
+        lams.append(states["lam"][0])
     u = (np.log(np.array(lams[::4]) / ctx4.diameter) - np.log(0.1)) / (np.log(10.0) - np.log(0.1))
     assert kstest(u, "uniform").pvalue > 1e-3
     assert acc["tree"][0] == acc["tree"][1] > 0
@@ -359,7 +367,7 @@ def test_warm_start_with_new_y_restarts_from_the_saved_state():
     X, y, _ = make_horseshoe(50, random_state=15)
     est = PRBASTRegressor(n_trees=2, n_iter=20, n_burnin=5, thin=1, random_state=0).fit(X, y)
     est.set_params(warm_start=True).fit(X, y + 1.0)
-    assert est.n_iter_ == 20 and est.draws_["vertex_values"].shape[1] == 15
+    assert est.n_iter_ == 20 and est.draws_["fit"].shape[1] == 15
     assert abs(est.predict(X).mean() - (y.mean() + 1.0)) < 0.5
 
 

@@ -90,11 +90,69 @@ def routed_coefficients(parent_length, length_scale, s2, root):
     return rho, prec
 
 
+@njit(cache=True, nogil=True)
+def _stable_argsort(keys):
+    """The stable ascending order of ``keys`` (== ``np.argsort(keys, kind="stable")``) in expected O(n).
+
+    Counting sort into n buckets of equal key width, then a stable insertion sort within each bucket;
+    crowded buckets (ties, heavy tails) fall back to a merge sort, so the worst case stays O(n log n).
+    """
+    n = keys.shape[0]
+    out = np.empty(n, dtype=np.int64)
+    if n == 0:
+        return out
+    lo = keys[0]
+    hi = keys[0]
+    for i in range(n):
+        x = keys[i]
+        if x < lo:
+            lo = x
+        if x > hi:
+            hi = x
+    if not (hi > lo) or not math.isfinite(hi - lo):
+        return np.argsort(keys, kind="mergesort")
+    scale = (n - 1) / (hi - lo)
+    bucket = np.empty(n, dtype=np.int64)
+    start = np.zeros(n + 1, dtype=np.int64)
+    for i in range(n):
+        b = int((keys[i] - lo) * scale)
+        if b > n - 1:
+            b = n - 1
+        bucket[i] = b
+        start[b + 1] += 1
+    for b in range(n):
+        start[b + 1] += start[b]
+    fill = start[:-1].copy()
+    for i in range(n):
+        b = bucket[i]
+        out[fill[b]] = i
+        fill[b] += 1
+    for b in range(n):
+        a, z = start[b], start[b + 1]
+        if z - a <= 1:
+            continue
+        if z - a > 32:
+            seg = out[a:z].copy()
+            sub = np.argsort(keys[seg], kind="mergesort")
+            for k in range(z - a):
+                out[a + k] = seg[sub[k]]
+            continue
+        for k in range(a + 1, z):
+            idx = out[k]
+            x = keys[idx]
+            j = k - 1
+            while j >= a and keys[out[j]] > x:
+                out[j + 1] = out[j]
+                j -= 1
+            out[j + 1] = idx
+    return out
+
+
 # --- spanning-tree kernels
 
 @njit(int64[::1](int64, _I2, _F1), cache=True, nogil=True)
 def kruskal_mst(n, edges, weights):
-    order = np.argsort(weights, kind="mergesort")
+    order = _stable_argsort(weights)
     parent = np.arange(n)
     rank = np.zeros(n, dtype=np.int64)
     out = np.empty(max(n - 1, 0), dtype=np.int64)
@@ -270,3 +328,171 @@ def points_in_rings(points, seg_a, seg_b):
                     inside = not inside
         out[i] = inside
     return out
+
+
+# --- whole routed-field sweeps (the PR-BAST sampler's inner loop)
+
+@njit(cache=True, nogil=True, inline="always")
+def _reflect(z, lo, hi):
+    width = hi - lo
+    y = (z - lo) % (2.0 * width)
+    return lo + (y if y <= width else 2.0 * width - y)
+
+
+@njit(cache=True, nogil=True)
+def _routed_coefficients(ppos, plen, lam, rho, prec1):
+    """``rho = exp(-l / lam)`` and the unit-scale precision ``1 / ((1 - rho)(1 + rho))`` from one ``expm1``."""
+    n = ppos.shape[0]
+    for k in range(n):
+        if ppos[k] < 0:
+            rho[k] = 0.0
+            prec1[k] = 1.0
+        else:
+            em = math.expm1(-plen[k] / lam)
+            r = 1.0 + em
+            omr2 = -em * (1.0 + r)
+            rho[k] = r
+            prec1[k] = 1.0 / omr2 if omr2 > 0 else math.inf
+
+
+@njit(cache=True, nogil=True)
+def _gather(order, W, S0, F, Gm, w, s):
+    """Weights and partial-residual sums in BFS positions: ``s = S0 - W (F - g_m)`` at ``order``."""
+    for k in range(order.shape[0]):
+        v = order[k]
+        w[k] = W[v]
+        s[k] = S0[v] - W[v] * (F[v] - Gm[v])
+
+
+@njit(cache=True, nogil=True)
+def _routed_eliminate(ppos, rho, prec1, inv_s2, w, s, sigma2, e, d, h):
+    """Leaves-first elimination of the routed field (precision ``prec1 / s2``) in BFS positions; fills the
+    pivots ``d`` and the eliminated right-hand side ``h`` and returns the collapsed log-likelihood up to terms
+    that depend on neither the tree nor the length scale. ``log|P| - log|Q| = sum log(d / prec)`` is
+    accumulated as a product, one ``log`` per block of factors (each factor is at least 1)."""
+    n = ppos.shape[0]
+    inv_sigma2 = 1.0 / sigma2
+    for k in range(n):
+        e[k] = w[k] * inv_sigma2
+        h[k] = s[k] * inv_sigma2
+    ldr = 0.0
+    prod = 1.0
+    quad = 0.0
+    for k in range(n - 1, -1, -1):
+        lv = prec1[k] * inv_s2
+        if math.isinf(lv):
+            d[k] = math.inf
+            t = 1.0
+        else:
+            dk = lv + e[k]
+            d[k] = dk
+            inv = 1.0 / dk
+            prod *= dk / lv
+            if prod > 1e200:
+                ldr += math.log(prod)
+                prod = 1.0
+            quad += h[k] * h[k] * inv
+            t = lv * inv
+        p = ppos[k]
+        if p >= 0:
+            r = rho[k]
+            e[p] += r * r * t * e[k]
+            h[p] += r * t * h[k]
+    ldr += math.log(prod)
+    return -0.5 * ldr + 0.5 * quad
+
+
+@njit(cache=True, nogil=True)
+def routed_sweep(order, ppos, plen, lam, rho, prec1, G, F, W, S0, prop_slot, prop_order, prop_ppos, prop_plen,
+                 z_lam, u_lam, u_tree, noise, s2, sigma2, log_lo, log_hi, step, out_G=None, out_rho=None,
+                 out_prec1=None):
+    M, n = G.shape
+    # a sampler passes the previous sweep's spare arrays: no fresh (M, n) allocation per sweep
+    if out_G is None:
+        G_new = np.empty((M, n))
+    else:
+        G_new = out_G
+    if out_rho is None:
+        rho_new = np.empty((M, n))
+    else:
+        rho_new = out_rho
+    if out_prec1 is None:
+        prec1_new = np.empty((M, n))
+    else:
+        prec1_new = out_prec1
+    F_new = F.copy()
+    lam_new = lam.copy()
+    accepted = np.zeros(M, dtype=np.bool_)
+    counts = np.zeros(4, dtype=np.int64)
+    ws = np.empty((2, 2, n))  # (w, s) in the positions of the current tree and of a proposed one
+    e = np.empty(n)
+    dh = np.empty((2, 2, n))  # (d, h) of the current state and of a proposal
+    prop_rho = np.empty(n)
+    prop_prec1 = np.empty(n)
+    g = np.empty(n)
+    inv_s2 = 1.0 / s2
+    quad_total = 0.0
+    for m in range(M):
+        o, pp = order[m], ppos[m]
+        _gather(o, W, S0, F_new, G[m], ws[0, 0], ws[0, 1])
+        cur_rho, cur_prec1 = rho[m], prec1[m]
+        cur = 0
+        changed = False
+        ll = _routed_eliminate(pp, cur_rho, cur_prec1, inv_s2, ws[0, 0], ws[0, 1], sigma2, e, dh[0, 0], dh[0, 1])
+        if step > 0 and log_hi > log_lo:
+            lam_prop = math.exp(_reflect(math.log(lam_new[m]) + step * z_lam[m], log_lo, log_hi))
+            _routed_coefficients(pp, plen[m], lam_prop, prop_rho, prop_prec1)
+            ll_prop = _routed_eliminate(pp, prop_rho, prop_prec1, inv_s2, ws[0, 0], ws[0, 1], sigma2, e, dh[1, 0],
+                                        dh[1, 1])
+            counts[1] += 1
+            if math.log(u_lam[m]) < ll_prop - ll:
+                counts[0] += 1
+                lam_new[m] = lam_prop
+                ll = ll_prop
+                cur = 1
+                rho_new[m, :] = prop_rho
+                prec1_new[m, :] = prop_prec1
+                cur_rho, cur_prec1 = rho_new[m], prec1_new[m]
+                changed = True
+        j = prop_slot[m]
+        if j >= 0:
+            _gather(prop_order[j], W, S0, F_new, G[m], ws[1, 0], ws[1, 1])
+            _routed_coefficients(prop_ppos[j], prop_plen[j], lam_new[m], prop_rho, prop_prec1)
+            ll_prop = _routed_eliminate(prop_ppos[j], prop_rho, prop_prec1, inv_s2, ws[1, 0], ws[1, 1], sigma2, e,
+                                        dh[1 - cur, 0], dh[1 - cur, 1])
+            counts[3] += 1
+            if math.log(u_tree[m]) < ll_prop - ll:
+                counts[2] += 1
+                accepted[m] = True
+                cur = 1 - cur
+                o, pp = prop_order[j], prop_ppos[j]
+                rho_new[m, :] = prop_rho
+                prec1_new[m, :] = prop_prec1
+                cur_rho, cur_prec1 = rho_new[m], prec1_new[m]
+                changed = True
+        if not changed:
+            rho_new[m, :] = cur_rho
+            prec1_new[m, :] = cur_prec1
+        d, h = dh[cur, 0], dh[cur, 1]
+        q = 0.0
+        for k in range(n):
+            p = pp[k]
+            p1 = cur_prec1[k]
+            if math.isinf(p1):
+                g[k] = cur_rho[k] * g[p]
+                continue
+            lv = p1 * inv_s2
+            mean = h[k]
+            if p >= 0:
+                mean += cur_rho[k] * lv * g[p]
+            g[k] = mean / d[k] + noise[m, k] / math.sqrt(d[k])
+            r = g[k] - (cur_rho[k] * g[p] if p >= 0 else 0.0)
+            q += p1 * r * r
+        quad_total += q
+        for k in range(n):
+            v = o[k]
+            F_new[v] += g[k] - G[m, v]
+            G_new[m, v] = g[k]
+    return G_new, F_new, lam_new, rho_new, prec1_new, accepted, counts, quad_total
+
+

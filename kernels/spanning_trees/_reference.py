@@ -291,3 +291,92 @@ def points_in_rings(points, seg_a, seg_b):
             xc = (bx - ax) * (y - ay) / (by - ay) + ax
         out[s:s + chunk] = (np.sum(straddle & (x < xc), axis=1) % 2) == 1
     return out
+
+
+# --- whole routed-field sweeps
+
+def _reflect(z, lo, hi):
+    width = hi - lo
+    y = (z - lo) % (2.0 * width)
+    return lo + (y if y <= width else 2.0 * width - y)
+
+
+def routed_field_coefficients(parent, parent_length, length_scale):
+    """``(rho, prec1)`` of the routed field at unit scale from one ``expm1`` per vertex: ``rho = exp(-l/lam)``,
+    ``prec1 = 1 / ((1 - rho)(1 + rho))`` (``inf`` where ``rho = 1``); the root (parent -1) has rho 0, prec1 1.
+    The field's conditional precisions are ``prec1 / s2``."""
+    em = np.expm1(-np.asarray(parent_length, dtype=np.float64) / length_scale)
+    rho = 1.0 + em
+    omr2 = -em * (1.0 + rho)
+    with np.errstate(divide="ignore"):
+        prec1 = np.where(omr2 > 0, 1.0 / np.where(omr2 > 0, omr2, 1.0), np.inf)
+    root = np.asarray(parent) < 0
+    rho[root] = 0.0
+    prec1[root] = 1.0
+    return rho, prec1
+
+
+def routed_sweep(order, ppos, plen, lam, rho, prec1, G, F, W, S0, prop_slot, prop_order, prop_ppos, prop_plen,
+                 z_lam, u_lam, u_tree, noise, s2, sigma2, log_lo, log_hi, step, out_G=None, out_rho=None,
+                 out_prec1=None):
+    """One backfitting sweep over the ``M`` routed components.
+
+    Component ``m``'s rooted tree is given in BFS positions: ``order[m]`` (position -> vertex, root first),
+    ``ppos[m]`` (position of the parent, -1 at the root) and ``plen[m]`` (parent-edge length), and ``rho``,
+    ``prec1`` (M, n) hold its coefficients at its current length scale (:func:`routed_field_coefficients`),
+    also by position; ``G`` (M, n) and ``F`` are the fields and their sum by vertex, ``noise`` (M, n) is
+    indexed by position. Per component: partial residual sums, then a reflected random-walk Metropolis step
+    on ``log(lam)`` and, where ``prop_slot >= 0``, an independence step to the proposed rooted tree, both
+    with the field integrated out (exact collapsed likelihood), then an exact draw of the field. Returns
+    ``(G_new, F_new, lam_new, rho_new, prec1_new, accepted, counts, quad)``: the new fields and their sum,
+    length scales and coefficients, which tree proposals were accepted, ``(length-scale accepted, proposed,
+    tree accepted, proposed)`` and ``sum_m g_m^T Q_m g_m`` at unit prior scale (the ``tau2`` statistic).
+    ``out_G``, ``out_rho``, ``out_prec1`` (M, n), when given, receive the new arrays (no allocation).
+    """
+    M, n = G.shape
+    G_new = np.empty((M, n)) if out_G is None else out_G
+    rho_new = np.empty((M, n)) if out_rho is None else out_rho
+    prec1_new = np.empty((M, n)) if out_prec1 is None else out_prec1
+    F_new = np.array(F, dtype=np.float64)
+    lam_new = np.array(lam, dtype=np.float64)
+    accepted = np.zeros(M, dtype=bool)
+    counts = np.zeros(4, dtype=np.int64)
+    quad_total = 0.0
+    inv_s2 = 1.0 / s2
+    positions = np.arange(n)
+
+    def loglik(o, pp, r, p1, m):
+        # positions are a valid labelling: every parent precedes its children
+        w, s = W[o], S0[o] - W[o] * (F_new[o] - G[m][o])
+        d, h, ldr, quad = tree_eliminate(positions, pp, r, p1 * inv_s2, w, s, sigma2)
+        return -0.5 * ldr + 0.5 * quad, (r, p1, d, h)
+
+    for m in range(M):
+        o, pp = order[m], ppos[m]
+        ll, state = loglik(o, pp, rho[m], prec1[m], m)
+        if step > 0 and log_hi > log_lo:
+            lam_prop = math.exp(_reflect(math.log(lam_new[m]) + step * z_lam[m], log_lo, log_hi))
+            ll_prop, state_prop = loglik(o, pp, *routed_field_coefficients(pp, plen[m], lam_prop), m)
+            counts[1] += 1
+            if math.log(u_lam[m]) < ll_prop - ll:
+                counts[0] += 1
+                lam_new[m], ll, state = lam_prop, ll_prop, state_prop
+        j = prop_slot[m]
+        if j >= 0:
+            coef = routed_field_coefficients(prop_ppos[j], prop_plen[j], lam_new[m])
+            ll_prop, state_prop = loglik(prop_order[j], prop_ppos[j], *coef, m)
+            counts[3] += 1
+            if math.log(u_tree[m]) < ll_prop - ll:
+                counts[2] += 1
+                accepted[m] = True
+                state = state_prop
+                o, pp = prop_order[j], prop_ppos[j]
+        r, p1, d, h = state
+        rho_new[m], prec1_new[m] = r, p1
+        g = tree_back_substitute(positions, pp, r, p1 * inv_s2, d, h, noise[m])
+        gp = np.where(pp >= 0, r * g[np.maximum(pp, 0)], 0.0)
+        finite = ~np.isinf(p1)
+        quad_total += float(np.sum(p1[finite] * (g[finite] - gp[finite]) ** 2))
+        G_new[m, o] = g
+        F_new[o] += g - G[m][o]
+    return G_new, F_new, lam_new, rho_new, prec1_new, accepted, counts, quad_total

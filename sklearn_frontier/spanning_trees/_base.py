@@ -183,7 +183,7 @@ class _BaseSpanningTreeEnsemble(RegressorMixin, BaseEstimator):
             old = self._graph
             if (old.vertices.shape != graph.vertices.shape or not np.array_equal(old.vertices, graph.vertices)
                     or len(self.chain_states_) != self.n_chains
-                    or len(self.chain_states_[0]["states"]) != self.n_trees):
+                    or family.values(self.chain_states_[0]["states"]).shape[0] != self.n_trees):
                 raise ValueError("warm_start=True needs the same training locations, n_trees and n_chains as "
                                  "the previous fit; set warm_start=False to refit.")
             same_data = (np.array_equal(self._vertex_stats[0], W) and np.array_equal(self._vertex_stats[1], S0)
@@ -212,11 +212,15 @@ class _BaseSpanningTreeEnsemble(RegressorMixin, BaseEstimator):
             self._predict_seed = int(children[-1].generate_state(1)[0])
             burnin = self.n_burnin
         n_kept_expected = (self.n_iter - (0 if same_data else burnin)) // self.thin
-        if n_kept_expected * self.n_trees * n_v * 4 > 2**30:
+        # random attachment needs every component's field per kept draw; otherwise the fit (their sum) is kept
+        keep_components = self.attachment == "random"
+        if n_kept_expected * (self.n_trees if keep_components else 1) * n_v * 4 > 2**30:
             warnings.warn("The stored draws exceed 1 GiB per chain; consider a larger thin.", UserWarning)
-        # edge outputs from <= ~100 evenly spaced kept draws per chain (they cost O(M E log n) each)
-        edge_stride = max(1, math.ceil(max(n_kept_expected, 1) / 100))
-        kwargs = dict(n_burnin=burnin, thin=self.thin, edge_stride=edge_stride, noise_prior=(self.nu, lam_s),
+        # edge outputs from <= ~20 evenly spaced kept draws per chain: each costs O(M E log n), about as much as
+        # a few sweeps, and 20 draws of every tree already average hundreds of trees per edge
+        edge_stride = max(1, math.ceil(max(n_kept_expected, 1) / 20))
+        kwargs = dict(n_burnin=burnin, thin=self.thin, edge_stride=edge_stride, keep_components=keep_components,
+                      noise_prior=(self.nu, lam_s),
                       fixed_sigma2=fixed,
                       tree_prior=tree_prior, tree_jitter=jitter, tree_update_prob=p_tree)
         fp = None if self.checkpoint is None else fingerprint(self, X, y, sw, chains if continuing else None)
@@ -254,7 +258,7 @@ class _BaseSpanningTreeEnsemble(RegressorMixin, BaseEstimator):
         self.n_iter_ = int(chains[0]["t"])
         self.sigma_ = float(np.mean(draws["sigma"]))
         self.acceptance_rates_ = {m: (x / n if n else float("nan")) for m, (x, n) in acc.items()}
-        self.trees_ = np.array([[st["tree"] for st in ch["states"]] for ch in chains], dtype=np.int64)
+        self.trees_ = np.array([family.trees(ch["states"]) for ch in chains], dtype=np.int64)
         self.edge_boundary_score_ = draws["edge_boundary"].mean(axis=(0, 1)).astype(np.float64)
         self.tree_edge_frequency_ = draws["tree_edge"].mean(axis=(0, 1)).astype(np.float64)
         self.feature_importances_ = self._feature_importances()
@@ -274,7 +278,9 @@ class _BaseSpanningTreeEnsemble(RegressorMixin, BaseEstimator):
         if not results[0][0]["sigma"]:
             return None
         out = {k: np.stack([np.asarray(r[k]) for r, _ in results])
-               for k in ("vertex_values", "sigma", "log_likelihood")}
+               for k in ("fit", "sigma", "log_likelihood")}
+        if results[0][0]["vertex_values"]:
+            out["vertex_values"] = np.stack([np.asarray(r["vertex_values"]) for r, _ in results])
         E = results[0][0]["n_edges"]
         for k in ("edge_boundary", "tree_edge"):
             out[k] = np.stack([np.asarray(r[k], dtype=np.float32).reshape(-1, E) for r, _ in results])
@@ -296,11 +302,13 @@ class _BaseSpanningTreeEnsemble(RegressorMixin, BaseEstimator):
 
     def _draw_iter(self):
         C, S = self.draws_["sigma"].shape
-        params = [k for k in self.draws_ if k not in ("vertex_values", "sigma", "log_likelihood", "edge_boundary",
-                                                      "tree_edge", "n_clusters")]
+        params = [k for k in self.draws_ if k not in ("fit", "vertex_values", "sigma", "log_likelihood",
+                                                      "edge_boundary", "tree_edge", "n_clusters")]
+        per_tree = self.draws_.get("vertex_values")
         for c in range(C):
             for s in range(S):
-                yield (self.draws_["vertex_values"][c, s].astype(np.float64),
+                yield (self.draws_["fit"][c, s].astype(np.float64),
+                       None if per_tree is None else per_tree[c, s].astype(np.float64),
                        {p: self.draws_[p][c, s] for p in params}, self.draws_["sigma"][c, s] / self.y_scale_)
 
     def _moments(self, X):
@@ -308,17 +316,16 @@ class _BaseSpanningTreeEnsemble(RegressorMixin, BaseEstimator):
         cand, pi, delta = self._attachment(X)
         cidx = np.maximum(cand, 0)
         means, variances, sig2 = [], [], []
-        attach = self._attach_fn()
-        for G, params, sigma in self._draw_iter():
-            a, b = attach(params, delta, self.n_trees)
-            gv = G[:, cidx]  # (M, n, K)
-            m = np.sum(pi * a * gv, axis=2)
-            if self.attachment == "mean":
-                v = np.sum(pi * b, axis=2) + 0.0 * m
-            else:
-                v = np.sum(pi * (a * a * gv * gv + b), axis=2) - m * m
-            means.append(m.sum(axis=0))
-            variances.append(np.maximum(v, 0).sum(axis=0))
+        attach_variance = self._attach_fn()
+        for fit, G, params, sigma in self._draw_iter():
+            b = attach_variance(params, delta, self.n_trees)  # (M or 1, n, K)
+            means.append(np.sum(pi * fit[cidx], axis=1))
+            v = np.sum(pi * b, axis=2).sum(axis=0)
+            if self.attachment == "random":  # the spread of the tree-wise random candidates
+                gv = G[:, cidx]  # (M, n, K)
+                m = np.sum(pi * gv, axis=2)
+                v = v + np.maximum(np.sum(pi * gv * gv, axis=2) - m * m, 0).sum(axis=0)
+            variances.append(np.maximum(v, 0))
             sig2.append(sigma * sigma)
         return np.array(means), np.array(variances), np.array(sig2)
 
@@ -377,14 +384,12 @@ class _BaseSpanningTreeEnsemble(RegressorMixin, BaseEstimator):
         cum = np.cumsum(pi, axis=1)
         n = X.shape[0]
         rows = np.arange(n)
-        attach = self._attach_fn()
+        attach_variance = self._attach_fn()
         out = []
-        for G, params, sigma in self._draw_iter():
-            a, b = attach(params, delta, self.n_trees)
-            M = G.shape[0]
+        for fit, G, params, sigma in self._draw_iter():
+            b = attach_variance(params, delta, self.n_trees)
             if self.attachment == "mean":
-                gv = G[:, np.maximum(cand, 0)]
-                m = np.sum(pi * a * gv, axis=2).sum(axis=0)
+                m = np.sum(pi * fit[np.maximum(cand, 0)], axis=1)
                 sd_leaf = np.sqrt(np.sum(pi * b, axis=2).sum(axis=0))
                 for _ in range(n_samples_per_draw):
                     f = m + sd_leaf * rng.standard_normal(n)
@@ -392,13 +397,13 @@ class _BaseSpanningTreeEnsemble(RegressorMixin, BaseEstimator):
                         f = f + sigma * rng.standard_normal(n)
                     out.append(self.y_mean_ + self.y_scale_ * f)
                 continue
+            M = G.shape[0]
             for _ in range(n_samples_per_draw):
                 u = rng.random((M, n))
                 j = np.minimum((u[:, :, None] > cum[None]).sum(axis=2), cand.shape[1] - 1)
                 c = cand[rows[None, :], j]
-                am = a[np.arange(a.shape[0])[:, None] if a.shape[0] > 1 else 0, rows[None, :], j]
                 bm = b[np.arange(b.shape[0])[:, None] if b.shape[0] > 1 else 0, rows[None, :], j]
-                val = am * G[np.arange(M)[:, None], c] + np.sqrt(bm) * rng.standard_normal((M, n))
+                val = G[np.arange(M)[:, None], c] + np.sqrt(bm) * rng.standard_normal((M, n))
                 f = val.sum(axis=0)
                 if kind == "prediction":
                     f = f + sigma * rng.standard_normal(n)
@@ -495,7 +500,7 @@ class _BaseSpanningTreeEnsemble(RegressorMixin, BaseEstimator):
         d = self.draws_
         n_v = self.graph_.n_vertices
         idx = np.unique(np.linspace(0, n_v - 1, min(20, n_v)).round().astype(int))
-        fit = d["vertex_values"][:, :, :, idx].sum(axis=2).astype(np.float64)
+        fit = d["fit"][:, :, idx].astype(np.float64)
         names = ["sigma", "log_likelihood"] + [f"fit[{i}]" for i in idx]
         series = [d["sigma"], d["log_likelihood"]] + [fit[:, :, j] for j in range(idx.size)]
         if X is not None:
@@ -530,7 +535,7 @@ class _BaseSpanningTreeEnsemble(RegressorMixin, BaseEstimator):
         G = self._graph
         V, E = G.vertices, G.edges
         d = V.shape[1]
-        F = self.draws_["vertex_values"].astype(np.float64).sum(axis=2).mean(axis=(0, 1))
+        F = self.draws_["fit"].astype(np.float64).mean(axis=(0, 1))
         if E.shape[0] == 0:
             return np.full(d, 1.0 / d)
         dX = V[E[:, 1]] - V[E[:, 0]]

@@ -11,15 +11,29 @@ from numbers import Real
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from sklearn_frontier.kernels.spanning_trees._reference import routed_field_coefficients
 from sklearn_frontier.utils._compat import Interval
 
 __all__ = ["RoutedField", "HardPartition", "resolve_component"]
 
 
-def _reflect(z, lo, hi):
-    width = hi - lo
-    y = (z - lo) % (2.0 * width)
-    return lo + (y if y <= width else 2.0 * width - y)
+def _positioned(rooted):
+    """A rooted tree ``(order, parent, pedge, plen)`` in BFS positions: ``(order, ppos, plen_pos)``, the parent's
+    position and the parent-edge length of each position (the sweep's passes then read memory in order)."""
+    order, parent, _, plen = rooted
+    position = np.empty(order.shape[0], dtype=np.int64)
+    position[order] = np.arange(order.shape[0])
+    par = parent[order]
+    return order, np.where(par >= 0, position[np.maximum(par, 0)], -1), plen[order]
+
+
+def _by_vertex(order, ppos, plen_pos):
+    """``(parent, plen)`` by vertex from a tree in BFS positions."""
+    parent = np.full(order.shape[0], -1, dtype=np.int64)
+    parent[order[1:]] = order[ppos[1:]]
+    plen = np.empty(order.shape[0])
+    plen[order] = plen_pos
+    return parent, plen
 
 
 class RoutedField(BaseEstimator):
@@ -31,6 +45,8 @@ class RoutedField(BaseEstimator):
     covariance ``s2 exp(-d_T(u, v) / length_scale)`` in tree-path distance (root-invariant), with
     ``s2 = tau2 / n_trees``. The length scale is log-uniform on ``length_scale_bounds * diameter`` and
     updated by random-walk Metropolis with the field integrated out.
+
+    Read more in the :ref:`User Guide <user_guide_spanning_trees>`.
 
     Parameters
     ----------
@@ -90,136 +106,149 @@ class RoutedField(BaseEstimator):
         """
         return {"tau2": float(self.tau2), "M": n_trees}
 
-    def init_state(self, ctx, tree, root, rng):
-        """Initialise one component on its spanning tree.
+    def init_states(self, ctx, trees, roots):
+        """Initialise the components on their spanning trees (stacked arrays, one row per component).
 
         Parameters
         ----------
         ctx : object
             The engine's data context (graph, tree and solver helpers).
-        tree : ndarray of int
-            Edge indices of the spanning tree.
-        root : int
-            Root vertex.
-        rng : numpy.random.Generator
-            Random generator of the chain.
+        trees : list of ndarray of int
+            Edge indices of each component's spanning tree.
+        roots : list of int
+            Root vertex of each component.
 
         Returns
         -------
-        st : dict
-            The rooted tree, its length scale and a zero field.
+        states : dict of ndarray
+            ``tree``, ``root``, ``order`` (the vertex at each BFS position of the rooted tree), ``ppos`` and
+            ``plen_pos`` (parent position and parent-edge length by BFS position), ``lam`` (length
+            scales), ``rho`` and ``prec1`` (the field's coefficients at unit scale, by position) and ``g`` (zero
+            fields, by vertex), one row per component.
         """
         lo, hi = (float(b) * ctx.diameter for b in self.length_scale_bounds)
         lam = float(np.clip(0.25 * ctx.diameter, lo, hi))
-        order, parent, pedge, plen = ctx.rooted(tree, root)
-        return {"tree": tree, "root": int(root), "order": order, "parent": parent, "pedge": pedge, "plen": plen,
-                "lam": lam, "g": np.zeros(ctx.n)}
+        rooted = [_positioned(ctx.rooted(t, r)) for t, r in zip(trees, roots)]
+        coef = [routed_field_coefficients(r[1], r[2], lam) for r in rooted]
+        M, n = len(trees), ctx.n
+        return {"tree": np.array(trees, dtype=np.int64).reshape(M, max(n - 1, 0)),
+                "root": np.array(roots, dtype=np.int64),
+                **{key: np.array([r[k] for r in rooted]).reshape(M, n)
+                   for k, key in enumerate(("order", "ppos", "plen_pos"))},
+                "lam": np.full(M, lam), "g": np.zeros((M, n)),
+                "rho": np.array([c[0] for c in coef]).reshape(M, n),
+                "prec1": np.array([c[1] for c in coef]).reshape(M, n)}
 
-    def _loglik(self, ctx, st, lam, s2, W, S, sigma2, order=None, parent=None, plen=None, root=None):
-        order = st["order"] if order is None else order
-        parent = st["parent"] if parent is None else parent
-        plen = st["plen"] if plen is None else plen
-        root = st["root"] if root is None else root
-        rho, prec = ctx.routed(plen, float(lam), float(s2), int(root))
-        return ctx.eliminate_loglik(order, parent, rho, prec, W, S, sigma2, 0.0, 0.0)
+    def sweep(self, ctx, states, F, data, sigma2, glob, rng, tree_prior, tree_jitter, tree_update_prob, acc,
+              scratch=None):
+        """One backfitting sweep over all components (one call of the ``routed_sweep`` kernel).
 
-    def sweep_component(self, ctx, st, W, S, sigma2, glob, rng, tree_prior, tree_jitter, tree_update_prob, acc):
-        """Update the length scale, the tree and the field of one component (one backfitting step).
+        The random numbers are drawn here, in a fixed order (length-scale steps, tree proposals, field
+        noise), and passed to the kernel, so every backend follows the same chain.
 
         Parameters
         ----------
         ctx : object
             The engine's data context (graph, tree and solver helpers).
-        st : dict
-            The component's state (from :meth:`init_state`).
-        W : ndarray of shape (n,)
-            Per-vertex weights (counts) of the data.
-        S : ndarray of shape (n,)
-            Per-vertex weighted sums of the partial residuals.
+        states : dict of ndarray
+            The components (from :meth:`init_states`), updated in place.
+        F : ndarray of shape (n,)
+            Sum of the fields.
+        data : object
+            ``W`` and ``S0``: weight and weighted response sum of each vertex.
         sigma2 : float
             Current noise variance.
         glob : dict
-            The shared state (from :meth:`init_global`).
+            The shared state (from :meth:`init_global`), updated in place.
         rng : numpy.random.Generator
             Random generator of the chain.
         tree_prior : str
-            Prior of the spanning trees.
+            Prior (and proposal) of the spanning trees.
         tree_jitter : float
             Log-normal jitter of the edge lengths.
         tree_update_prob : float
-            Probability of proposing a new tree.
+            Probability per component of proposing a new tree.
         acc : dict
             Acceptance counters, updated in place.
+        scratch : dict, default=None
+            Buffers reused from sweep to sweep by one chain (the spare field, coefficient and noise arrays).
 
         Returns
         -------
-        g : ndarray of shape (n,)
-            The new field of the component at the vertices.
+        F : ndarray of shape (n,)
+            The new sum of the fields.
         """
+        M, n = states["g"].shape
         s2 = glob["tau2"] / glob["M"]
         lo, hi = (math.log(float(b) * ctx.diameter) for b in self.length_scale_bounds)
-        ll = self._loglik(ctx, st, st["lam"], s2, W, S, sigma2)
-        # length scale: reflected random walk on log(lambda) (uniform prior there), field collapsed
-        if self.length_scale_step > 0 and hi > lo:
-            z = math.log(st["lam"]) + self.length_scale_step * rng.standard_normal()
-            z = _reflect(z, lo, hi)
-            lam_new = math.exp(z)
-            ll_new = self._loglik(ctx, st, lam_new, s2, W, S, sigma2)
-            accept = math.log(rng.random()) < ll_new - ll
-            acc["length_scale"][0] += accept
-            acc["length_scale"][1] += 1
-            if accept:
-                st["lam"], ll = lam_new, ll_new
-        else:
-            rng.standard_normal()
-            rng.random()
-        # tree (and root) from the prior: accept with the likelihood ratio
-        if rng.random() < tree_update_prob and ctx.n > 2:
+        z_lam, u_lam, u_tree = rng.standard_normal(M), rng.random(M), rng.random(M)
+        propose = np.flatnonzero(rng.random(M) < tree_update_prob) if n > 2 else np.zeros(0, dtype=np.int64)
+        slot = np.full(M, -1, dtype=np.int64)
+        slot[propose] = np.arange(propose.size)
+        proposals = []
+        for _ in propose:
             tree = ctx.draw_tree(tree_prior, rng, tree_jitter)
-            root = int(rng.integers(ctx.n))
-            order, parent, pedge, plen = ctx.rooted(tree, root)
-            ll_new = self._loglik(ctx, st, st["lam"], s2, W, S, sigma2, order, parent, plen, root)
-            accept = math.log(rng.random()) < ll_new - ll
-            acc["tree"][0] += accept
-            acc["tree"][1] += 1
-            if accept:
-                st.update(tree=tree, root=root, order=order, parent=parent, pedge=pedge, plen=plen)
-        rho, prec = ctx.routed(st["plen"], float(st["lam"]), float(s2), int(st["root"]))
-        g, _, _ = ctx.solve(st["order"], st["parent"], rho, prec, W, S, sigma2, rng.standard_normal(ctx.n))
-        st["g"] = g
-        return g
+            root = int(rng.integers(n))
+            proposals.append((tree, root) + _positioned(ctx.rooted(tree, root)))
+        scratch = {} if scratch is None else scratch
+        if scratch.get("shape") != (M, n):
+            scratch.update(shape=(M, n), noise=np.empty((M, n)), spare=[np.empty((M, n)) for _ in range(3)])
+        noise = rng.standard_normal(out=scratch["noise"])
+        if proposals:
+            prop = [np.array([p[k] for p in proposals]) for k in (2, 3, 4)]
+        else:
+            prop = [states["order"][:1], states["ppos"][:1], states["plen_pos"][:1]]
+        G, F, lam, rho, prec1, accepted, counts, quad = ctx.sweep(
+            states["order"], states["ppos"], states["plen_pos"], states["lam"], states["rho"], states["prec1"],
+            states["g"], F, data.W, data.S0, slot, *prop, z_lam, u_lam, u_tree, noise, float(s2), float(sigma2), lo,
+            hi, float(self.length_scale_step), *scratch["spare"])
+        scratch["spare"] = [states["g"], states["rho"], states["prec1"]]
+        states.update(g=G, lam=lam, rho=rho, prec1=prec1)
+        for m in np.flatnonzero(accepted):
+            proposal = proposals[slot[m]]
+            states["tree"][m], states["root"][m] = proposal[0], proposal[1]
+            for k, key in enumerate(("order", "ppos", "plen_pos")):
+                states[key][m] = proposal[2 + k]
+        acc["length_scale"][0] += int(counts[0])
+        acc["length_scale"][1] += int(counts[1])
+        acc["tree"][0] += int(counts[2])
+        acc["tree"][1] += int(counts[3])
+        if self.learn_tau2:
+            # Q_m = (M / tau2) Q~_m: tau2 | g ~ IG(2 + M n / 2, 1 + (M / 2) sum_m g_m' Q~_m g_m)
+            glob["tau2"] = (1.0 + 0.5 * M * quad) / rng.gamma(2.0 + M * n / 2.0)
+        return F
 
-    def end_sweep(self, ctx, states, glob, rng):
-        """Update the shared state after a sweep (Gibbs step of ``tau2`` when learned).
+    @staticmethod
+    def values(states):
+        """The fields of the components, shape (M, n).
 
         Parameters
         ----------
-        ctx : object
-            The engine's data context (graph, tree and solver helpers).
-        states : list of dict
-            States of all components.
-        glob : dict
-            The shared state (from :meth:`init_global`).
-        rng : numpy.random.Generator
-            Random generator of the chain.
+        states : dict of ndarray
+            The components (from :meth:`init_states`).
 
         Returns
         -------
-        None
-            ``glob`` is updated in place.
+        values : ndarray of shape (M, n)
+            One field per row.
         """
-        if not self.learn_tau2:
-            return
-        M = glob["M"]
-        quad = 0.0
-        for st in states:
-            rho, prec = ctx.routed(st["plen"], float(st["lam"]), 1.0, int(st["root"]))
-            g, par = st["g"], st["parent"]
-            gp = np.where(par >= 0, g[np.maximum(par, 0)], 0.0)
-            quad += float(np.sum(prec * (g - rho * gp) ** 2))
-        shape = 2.0 + M * ctx.n / 2.0
-        rate = 1.0 + 0.5 * M * quad
-        glob["tau2"] = rate / rng.gamma(shape)
+        return states["g"]
+
+    @staticmethod
+    def trees(states):
+        """The spanning trees of the components (edge ids), shape (M, n - 1).
+
+        Parameters
+        ----------
+        states : dict of ndarray
+            The components (from :meth:`init_states`).
+
+        Returns
+        -------
+        trees : ndarray of shape (M, n - 1)
+            Edge ids of each component's spanning tree.
+        """
+        return states["tree"]
 
     def record(self, states, glob):
         """Return the values of a kept draw.
@@ -236,12 +265,14 @@ class RoutedField(BaseEstimator):
         params : dict
             ``length_scale`` per component and ``tau2``.
         """
-        return {"length_scale": np.array([st["lam"] for st in states], dtype=np.float32),
-                "tau2": np.float32(glob["tau2"])}
+        return {"length_scale": states["lam"].astype(np.float32), "tau2": np.float32(glob["tau2"])}
 
     @staticmethod
-    def attach(params, delta, n_trees):
-        """Compute ``(a, b)`` of a new leaf at distance ``delta`` per tree.
+    def attach_variance(params, delta, n_trees):
+        """Conditional variance of a new leaf at distance ``delta`` from its attachment vertex, per tree.
+
+        The leaf takes its attachment vertex's value plus ``N(0, s2 (1 - exp(-2 delta / length_scale)))``,
+        the routed field's conditional variance across an edge of length ``delta``.
 
         Parameters
         ----------
@@ -254,33 +285,34 @@ class RoutedField(BaseEstimator):
 
         Returns
         -------
-        a : ndarray of shape (M, n, K)
-            Correlation of the leaf with its attachment vertex.
         b : ndarray of shape (M, n, K)
             Conditional variance of the leaf.
         """
         lam = params["length_scale"].astype(np.float64)[:, None, None]
-        a = np.exp(-delta[None] / lam)
         s2 = float(params["tau2"]) / n_trees
-        return a, s2 * (1.0 - a * a)
+        return s2 * -np.expm1(-2.0 * delta[None] / lam)
 
-    def edge_correlation(self, ctx, st):
-        """Prior correlation of the field at the two ends of each graph edge.
+    def edge_correlation(self, ctx, states, m):
+        """Prior correlation of component ``m``'s field at the two ends of each graph edge.
 
         Parameters
         ----------
         ctx : object
             The engine's data context (graph, tree and solver helpers).
-        st : dict
-            The component's state (from :meth:`init_state`).
+        states : dict of ndarray
+            The components (from :meth:`init_states`).
+        m : int
+            The component.
 
         Returns
         -------
         corr : ndarray of shape (n_edges,)
             ``exp(-d_T / length_scale)`` of each edge's tree-path distance.
         """
-        d = ctx.paths(st["order"], st["parent"], st["plen"], ctx.edges)
-        return np.exp(-d / st["lam"])
+        order = states["order"][m]
+        parent, plen = _by_vertex(order, states["ppos"][m], states["plen_pos"][m])
+        d = ctx.paths(order, parent, plen, ctx.edges)
+        return np.exp(-d / states["lam"][m])
 
 
 class HardPartition:
@@ -381,18 +413,36 @@ class HardPartition:
         st["g"] = g
         return g
 
-    def end_sweep(self, ctx, states, glob, rng):
-        pass
+    def init_states(self, ctx, trees, roots):
+        return [self.init_state(ctx, t, r, None) for t, r in zip(trees, roots)]
+
+    def sweep(self, ctx, states, F, data, sigma2, glob, rng, tree_prior, tree_jitter, tree_update_prob, acc,
+              scratch=None):
+        W, S0 = data.W, data.S0
+        for st in states:
+            g_old = st["g"]
+            g_new = self.sweep_component(ctx, st, W, S0 - W * (F - g_old), sigma2, glob, rng, tree_prior,
+                                         tree_jitter, tree_update_prob, acc)
+            F = F + (g_new - g_old)
+        return F
+
+    @staticmethod
+    def values(states):
+        return np.array([st["g"] for st in states])
+
+    @staticmethod
+    def trees(states):
+        return np.array([st["tree"] for st in states], dtype=np.int64)
 
     def record(self, states, glob):
         return {"n_clusters": np.array([st["k"] for st in states], dtype=np.int32)}
 
     @staticmethod
-    def attach(params, delta, n_trees):
-        return np.ones((1,) + delta.shape), np.zeros((1,) + delta.shape)
+    def attach_variance(params, delta, n_trees):
+        return np.zeros((1,) + delta.shape)
 
-    def edge_correlation(self, ctx, st):
-        lab = st["labels"]
+    def edge_correlation(self, ctx, states, m):
+        lab = states[m]["labels"]
         return (lab[ctx.edges[:, 0]] == lab[ctx.edges[:, 1]]).astype(np.float64)
 
 

@@ -26,10 +26,13 @@ class PRBASTRegressor(_BaseSpanningTreeEnsemble):
     with its total prior variance learned; predictions attach new points with barycentric weights in
     their Delaunay triangle (see ``benchmarks/results/prbast.md`` for the measurements behind both).
 
+    Read more in the :ref:`User Guide <user_guide_spanning_trees>`.
+
     Parameters
     ----------
-    n_trees : int, default=30
-        Number of additive components M.
+    n_trees : int, default=20
+        Number of additive components M. Chosen with ``tree_update_prob`` by measurement on held-out data
+        (``benchmarks/results/prbast_defaults.md``): as accurate as 30 components at a lower cost.
     component : None, {"routed"} or a component instance, default=None
         Component family (cloned into ``component_``).
     domain : None, (k, 2) array, list of rings, object with ``__geo_interface__`` or callable, default=None
@@ -46,7 +49,7 @@ class PRBASTRegressor(_BaseSpanningTreeEnsemble):
         Prior (and proposal) of the spanning trees.
     tree_jitter : float, default=0.3
         Log-normal jitter of the edge lengths in ``"length_mst"``.
-    tree_update_prob : float, default=0.2
+    tree_update_prob : float, default=0.05
         Probability per component and sweep of proposing a new tree from the prior.
     nu, q : float, default=3.0, 0.9
         BART calibration of the inverse-gamma noise prior.
@@ -93,29 +96,73 @@ class PRBASTRegressor(_BaseSpanningTreeEnsemble):
     Attributes
     ----------
     graph_ : DomainGraph
+        The domain graph on the distinct training locations (its vertices), in the units of ``X``.
     component_ : component instance
+        The fitted component family (a clone of ``component``).
     y_mean_, y_scale_ : float
+        Weighted mean and standard deviation used to standardise ``y``.
     draws_ : dict of arrays
-        ``vertex_values`` (n_chains, n_kept, n_trees, n_vertices) float32, ``length_scale``, ``tau2``,
-        ``sigma``, ``log_likelihood``, ``edge_boundary``, ``tree_edge``.
+        The kept MCMC draws, one row per chain and kept sweep: ``fit`` (n_chains, n_kept, n_vertices) float32,
+        the sum of the components at the vertices (standardised units); ``length_scale`` (n_chains, n_kept,
+        n_trees); ``tau2``, ``sigma`` (y units) and ``log_likelihood`` (n_chains, n_kept); ``edge_boundary``
+        and ``tree_edge`` (n_chains, n_edge_draws, n_edges) from at most about 20 kept draws per chain. With
+        ``attachment="random"`` also ``vertex_values`` (n_chains, n_kept, n_trees, n_vertices) float32, each
+        component's field, which random attachment needs.
     sigma_ : float
+        Posterior mean of the noise standard deviation, in y units.
+    chain_states_ : list of dict
+        The state of each chain after the last sweep (components, noise variance, generator), from which
+        ``warm_start=True`` continues.
     trees_ : ndarray of shape (n_chains, n_trees, n_vertices - 1)
+        Edge ids (rows of ``graph_.edges``) of each component's spanning tree after the last sweep.
     acceptance_rates_ : dict
+        Acceptance rate of each Metropolis move (``"length_scale"``, ``"tree"``) over all chains and sweeps.
     edge_boundary_score_ : ndarray of shape (n_edges,)
         1 - mean prior correlation of the field at the two ends of each graph edge.
     tree_edge_frequency_ : ndarray of shape (n_edges,)
+        Fraction of the components' trees (over the recorded draws) that contain each graph edge.
     feature_importances_ : ndarray of shape (n_features,)
+        Mean squared gradient of the posterior-mean fit along each coordinate (scaled by its spread),
+        normalised to sum to 1.
     checkpoint_path_ : str or None
         The checkpoint file this fit wrote (``checkpoint`` with the fit's key), None without ``checkpoint``.
     convergence_ : dict
         R-hat and bulk ESS of sigma, the log-likelihood and the fit at 20 vertices.
     n_iter_ : int
+        Sweeps run per chain so far (all fits of a warm-started chain together).
     n_features_in_ : int
+        Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit; only defined when ``X`` has string column names.
 
     See Also
     --------
     BASTRegressor : The hard-cut (piecewise-constant) parent method.
+
+    Notes
+    -----
+    Sampler. The ensemble is fitted by backfitting: each sweep visits the components in turn with the
+    partial residuals of the others. For a routed component on its rooted tree the field is a Gaussian
+    Markov tree (precision non-zero only on tree edges), so leaves-first elimination of the posterior
+    precision has no fill-in: one O(n) pass gives the exact collapsed likelihood (field integrated out) and
+    one root-first pass an exact draw. Per component and sweep: a reflected random-walk Metropolis step on
+    the log length scale (two eliminations; the coefficients of the current state are kept from the
+    previous sweep, so only the proposal costs an exponential per vertex); with probability
+    ``tree_update_prob`` an independence Metropolis step to a tree (and root) drawn from the tree prior,
+    accepted with the likelihood ratio (a Kruskal minimum spanning tree of jittered edge lengths, sorted by
+    a stable bucket sort in expected linear time); the exact field draw. Then ``tau2`` (when learned) and
+    the noise variance are drawn by Gibbs steps. A whole sweep runs in one compiled call
+    (``sklearn_frontier.kernels.spanning_trees.routed_sweep``, with a numpy reference twin); the random
+    numbers are drawn beforehand from the chain's generator, so both backends and any ``n_jobs`` give the
+    same chain. Chains run in parallel through joblib (``n_jobs``); each sweep costs O(n_trees n) plus an
+    O(E) Kruskal per tree proposal.
+
+    Prediction. A new point is a new leaf of every tree, attached to a visible vertex of its Delaunay
+    triangle (or a nearby vertex) with probabilities ``predict_weighting``. The leaf takes the value of its
+    attachment vertex plus a Gaussian with the routed field's conditional variance across an edge of the
+    point's distance; so the predictive mean per draw is the weighted mean of the fit at the candidates,
+    and only the fit (the sum of the components) and the length scales are kept per draw, not every
+    component's field (with ``attachment="random"`` the fields are kept too).
 
     References
     ----------
@@ -142,8 +189,8 @@ class PRBASTRegressor(_BaseSpanningTreeEnsemble):
         "tree_update_prob": [Interval(Real, 0, 1, closed="both")],
     }
 
-    def __init__(self, n_trees=30, component=None, *, domain=None, graph="auto", n_neighbors=8, metric="euclidean",
-                 domain_tolerance=1e-3, tree_prior="length_mst", tree_jitter=0.3, tree_update_prob=0.2, nu=3.0,
+    def __init__(self, n_trees=20, component=None, *, domain=None, graph="auto", n_neighbors=8, metric="euclidean",
+                 domain_tolerance=1e-3, tree_prior="length_mst", tree_jitter=0.3, tree_update_prob=0.05, nu=3.0,
                  q=0.9, noise_variance=None, n_iter=1000, n_burnin=300, thin=2, n_chains=1, n_jobs=None,
                  predict_neighbors="triangle", n_predict_neighbors=5, predict_weighting="barycentric",
                  attachment="mean", warm_start=False, checkpoint=None, checkpoint_every=100, verbose=0,
@@ -197,7 +244,7 @@ class PRBASTRegressor(_BaseSpanningTreeEnsemble):
         return self.tree_prior, float(self.tree_jitter), float(self.tree_update_prob)
 
     def _attach_fn(self):
-        return type(self.component_).attach
+        return type(self.component_).attach_variance
 
 
 class BASTRegressor(_BaseSpanningTreeEnsemble):
@@ -208,6 +255,8 @@ class BASTRegressor(_BaseSpanningTreeEnsemble):
     birth / death / change moves with the piece means integrated out, a "hyper" move redrawing the tree
     within the partition, Gibbs updates of the means and the noise. Predictions attach each new point to a
     random visible training vertex nearby (BAST's soft prediction).
+
+    Read more in the :ref:`User Guide <user_guide_spanning_trees>`.
 
     Parameters
     ----------
@@ -232,8 +281,39 @@ class BASTRegressor(_BaseSpanningTreeEnsemble):
 
     Attributes
     ----------
-    graph_, y_mean_, y_scale_, draws_, sigma_, trees_, acceptance_rates_, tree_edge_frequency_, \
-feature_importances_, checkpoint_path_, convergence_, n_iter_, n_features_in_, feature_names_in_ : see PRBASTRegressor
+    graph_ : DomainGraph
+        The domain graph on the distinct training locations (its vertices), in the units of ``X``.
+    y_mean_, y_scale_ : float
+        Weighted mean and twice the largest absolute deviation, used to scale ``y`` to [-0.5, 0.5].
+    draws_ : dict of arrays
+        The kept MCMC draws: ``fit`` (n_chains, n_kept, n_vertices) float32, the sum of the components at
+        the vertices (scaled units); ``vertex_values`` (n_chains, n_kept, n_trees, n_vertices) float32 with
+        ``attachment="random"``; ``n_clusters`` (n_chains, n_kept, n_trees); ``sigma`` (y units) and
+        ``log_likelihood`` (n_chains, n_kept); ``edge_boundary`` and ``tree_edge`` from at most about 20
+        kept draws per chain.
+    sigma_ : float
+        Posterior mean of the noise standard deviation, in y units.
+    chain_states_ : list of dict
+        The state of each chain after the last sweep, from which ``warm_start=True`` continues.
+    trees_ : ndarray of shape (n_chains, n_trees, n_vertices - 1)
+        Edge ids (rows of ``graph_.edges``) of each component's spanning tree after the last sweep.
+    acceptance_rates_ : dict
+        Acceptance rate of each move (``"birth"``, ``"death"``, ``"change"``, ``"hyper"``).
+    tree_edge_frequency_ : ndarray of shape (n_edges,)
+        Fraction of the components' trees (over the recorded draws) that contain each graph edge.
+    feature_importances_ : ndarray of shape (n_features,)
+        Mean squared gradient of the posterior-mean fit along each coordinate (scaled by its spread),
+        normalised to sum to 1.
+    checkpoint_path_ : str or None
+        The checkpoint file this fit wrote (``checkpoint`` with the fit's key), None without ``checkpoint``.
+    convergence_ : dict
+        R-hat and bulk ESS of sigma, the log-likelihood and the fit at 20 vertices.
+    n_iter_ : int
+        Sweeps run per chain so far (all fits of a warm-started chain together).
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit; only defined when ``X`` has string column names.
     edge_boundary_score_ : ndarray of shape (n_edges,)
         Posterior probability that the two ends of each graph edge lie in different pieces (mean over trees).
 
@@ -310,4 +390,4 @@ feature_importances_, checkpoint_path_, convergence_, n_iter_, n_features_in_, f
         return "random_mst", 0.0, 0.0
 
     def _attach_fn(self):
-        return HardPartition.attach
+        return HardPartition.attach_variance

@@ -21,6 +21,8 @@ class TreeContext:
         self.solve = get_implementation("tree_precision_solve")[1]
         self.eliminate_loglik = get_implementation("tree_collapsed_loglik")[1]
         self.routed = get_implementation("routed_coefficients")[1]
+        self.sweep = get_implementation("routed_sweep")[1]
+        self.log_lengths = np.log(self.lengths)
 
     def mst(self, weights):
         if self.n == 1:
@@ -29,12 +31,13 @@ class TreeContext:
 
     def draw_tree(self, prior, rng, jitter=0.3):
         """One spanning tree from the prior: ``random_mst`` (U(0,1) weights), ``length_mst``
-        (``length * exp(jitter z)``) or ``uniform`` (Wilson's algorithm)."""
+        (``length * exp(jitter z)``, sorted as ``log(length) + jitter z``: the same order) or ``uniform``
+        (Wilson's algorithm)."""
         E = self.edges.shape[0]
         if prior == "random_mst":
             return self.mst(rng.random(E))
         if prior == "length_mst":
-            return self.mst(self.lengths * np.exp(jitter * rng.standard_normal(E)))
+            return self.mst(self.log_lengths + jitter * rng.standard_normal(E))
         if prior == "uniform":
             return wilson_tree(self.n, self.edges, rng)
         raise ValueError(f"unknown tree prior {prior!r}")

@@ -95,9 +95,47 @@ def _inside_inputs(rng):
     return (rng.uniform(-2, 2, (n, 2)), a, b), {}
 
 
+def _rooted_rows(rng, n, k):
+    """``k`` random rooted trees on ``n`` vertices in BFS positions: (order, ppos, plen), each (k, n)."""
+    order = np.empty((k, n), dtype=np.int64)
+    ppos = np.empty((k, n), dtype=np.int64)
+    for r in range(k):
+        o, parent = random_rooted_tree(n, rng, kind=str(rng.choice(["recursive", "path", "star"])))
+        pos = np.empty(n, dtype=np.int64)
+        pos[o] = np.arange(n)
+        order[r] = o
+        ppos[r] = np.where(parent[o] >= 0, pos[np.maximum(parent[o], 0)], -1)
+    plen = rng.uniform(0.0, 2.0, (k, n)) * (rng.random((k, n)) < 0.95)
+    return order, ppos, plen
+
+
+def _sweep_inputs(rng):
+    n = int(rng.choice([1, 2, 3, int(rng.integers(4, 60))]))
+    M = int(rng.integers(1, 5))
+    order, ppos, plen = _rooted_rows(rng, n, M)
+    P = int(rng.integers(0, M + 1))
+    prop_order, prop_ppos, prop_plen = _rooted_rows(rng, n, max(P, 1))
+    slot = np.full(M, -1, dtype=np.int64)
+    slot[rng.permutation(M)[:P]] = np.arange(P)
+    G = rng.normal(size=(M, n)) * 0.3
+    W = rng.integers(0, 4, n).astype(np.float64) * (rng.random(n) < 0.8)
+    S0 = W * rng.normal(size=n)
+    lam = 10 ** rng.uniform(-1, 2, M)
+    lo, hi = (-3.0, 5.0) if rng.random() < 0.8 else (1.0, 1.0)
+    step = float(rng.choice([0.0, 0.3, 1.5]))
+    from sklearn_frontier.kernels.spanning_trees._reference import routed_field_coefficients
+
+    coef = [routed_field_coefficients(ppos[m], plen[m], lam[m]) for m in range(M)]
+    rho, prec1 = (np.array([c[k] for c in coef]).reshape(M, n) for k in (0, 1))
+    return (order, ppos, plen, lam, rho, prec1, G, G.sum(axis=0), W, S0, slot, prop_order, prop_ppos, prop_plen,
+            rng.normal(size=M), rng.random(M), rng.random(M), rng.normal(size=(M, n)), float(rng.uniform(0.01, 1.0)),
+            float(rng.uniform(0.05, 2.0)), lo, hi, step), {}
+
+
 CASES = {
     "tree_precision_solve": TwinCase(make_inputs=_make_inputs, rtol=1e-11, atol=1e-12),
     "tree_collapsed_loglik": TwinCase(make_inputs=lambda rng: _make_inputs(rng, loglik=True), rtol=1e-11, atol=1e-12),
+    "routed_sweep": TwinCase(make_inputs=_sweep_inputs, rtol=1e-9, atol=1e-11),
     "routed_coefficients": TwinCase(make_inputs=_routed_inputs, rtol=1e-13, atol=0.0),
     "kruskal_mst": TwinCase(make_inputs=_mst_inputs),
     "root_tree": TwinCase(make_inputs=_root_inputs),
