@@ -16,7 +16,7 @@ import time
 import numpy as np
 import torch
 from sklearn_frontier.kernels.quantization import pack_w4a8
-from sklearn_frontier.kernels.quantization._numba import placeholders, w4a8_run
+from sklearn_frontier.kernels.quantization._numba import placeholders, w4a8_entry
 
 from sklearn_frontier.quantization import SVDQuantizer, TwinQuantLinear
 from sklearn_frontier.quantization._linear import _sync_numba_threads
@@ -30,14 +30,12 @@ def kernel_row(N, K, M, rng, layers=4, g=128):
         mats.append((p, torch.randn(N, K)))
     x = rng.standard_normal((M, K)).astype(np.float32)
     xt = torch.from_numpy(x)
-    t0, z0, _, u0, b0 = placeholders(K, N)
-    h = np.zeros((M, 0), np.float32)
-    out = np.empty((M, N), np.float32)
-    threads = _sync_numba_threads()
+    t0, z0, d0, u0, b0 = placeholders(K, N)
+    fn = w4a8_entry(mats[0][0][0].size, M, _sync_numba_threads())
 
     def q():
         for (p, s, _), _w in mats:
-            w4a8_run(h, x, t0, False, p, s, z0, False, g, np.float32(1.0), u0, b0, False, out, threads)
+            fn(x, x, t0, False, p, s, z0, False, g, np.float32(1.0), d0, u0, b0, False)
 
     def f():
         for _, w in mats:

@@ -12,6 +12,7 @@ or listed in ``EXCEPTIONS`` with the reason it cannot be.
 import functools
 import importlib
 import inspect
+import re
 from unittest import mock
 
 import pytest
@@ -159,3 +160,145 @@ def test_exception_list_is_not_stale():
 def test_public_api_is_not_empty():
     assert any(kind == "function" for _, kind in TARGETS)
     assert set(sklearn_frontier.__all__) >= {"all_estimators", "config_context"}
+
+
+# --- Attributes, user-guide link and Examples of every public estimator ---------------------------------------
+#
+# Every fitted attribute an estimator sets is described in its "Attributes" section, no entry there is left
+# without a description, the class docstring links its family's user-guide page and shows an example. The
+# attributes are read off an instance fitted on the compliance harness's tiny data (a DataFrame, so that
+# ``feature_names_in_`` is set too).
+
+from numpydoc.docscrape import ClassDoc  # noqa: E402
+from sklearn.base import BaseEstimator  # noqa: E402
+
+FAMILIES = ("sdr", "spanning_trees", "configurations", "iv", "topology", "annotation", "quantization", "transport")
+
+
+def _public_classes():
+    """(family, class) of every public class a method package exports, sorted by name."""
+    out = []
+    for module_name in METHOD_MODULES:
+        module = importlib.import_module(module_name)
+        family = module_name.rpartition(".")[2]
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if inspect.isclass(obj) and not issubclass(obj, BaseException):
+                out.append((family, obj))
+    return sorted(out, key=lambda t: t[1].__name__)
+
+
+def _fit_displacement_interpolator(cls):
+    import numpy as np
+
+    rng = np.random.RandomState(0)
+    clouds = [rng.normal(size=(8, 2)) + shift for shift in (0.0, 1.0, 2.0)]
+    return cls().fit([0.0, 0.5, 1.0], clouds)
+
+
+# Public estimators the registry does not list (their fit takes another kind of data): how to fit them.
+UNREGISTERED_FITS = {"DisplacementInterpolator": _fit_displacement_interpolator}
+
+CLASSES = _public_classes()
+ESTIMATORS = [(family, cls) for family, cls in CLASSES if issubclass(cls, BaseEstimator)]
+FITTED = [(family, cls) for family, cls in ESTIMATORS if hasattr(cls, "fit")]
+
+
+def _class_doc(cls):
+    # Only the docstring's own Attributes section: numpydoc would otherwise fill an empty one with properties.
+    return ClassDoc(cls, config={"show_class_members": False})
+
+
+def _attribute_entries(cls):
+    """{attribute name: description} of the Attributes section; ``a_, b_ : type`` documents both names."""
+    entries = {}
+    for param in _class_doc(cls)["Attributes"]:
+        for name in filter(None, (n.strip() for n in param.name.split(","))):
+            entries[name] = " ".join(param.desc).strip()
+    return entries
+
+
+@functools.lru_cache(maxsize=None)
+def _fitted(cls):
+    """An instance of ``cls`` fitted on tiny data."""
+    import warnings
+
+    import pandas as pd
+
+    from estimator_checks.data import make_task_data
+    from sklearn_frontier._registry import all_estimators
+
+    if cls.__name__ in UNREGISTERED_FITS:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return UNREGISTERED_FITS[cls.__name__](cls)
+    entry = next(e for e in all_estimators() if e.estimator is cls)
+    X, y = make_task_data(entry.task)
+    X = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+    est = entry.instance(**({"random_state": 0} if "random_state" in cls().get_params() else {}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return est.fit(X) if y is None else est.fit(X, y)
+
+
+def _fitted_attributes(est):
+    """Public names ending in ``_`` that the fitted estimator answers (instance attributes and properties)."""
+    names = []
+    for name in dir(est):
+        if not name.endswith("_") or name.startswith("_"):
+            continue
+        try:
+            getattr(est, name)
+        except AttributeError:
+            continue  # a property that is not defined for this fit
+        names.append(name)
+    return names
+
+
+def test_every_public_estimator_is_covered():
+    """Each public estimator with ``fit`` is either registered or has a fit recipe above."""
+    from sklearn_frontier._registry import all_estimators
+
+    registered = {e.estimator for e in all_estimators()}
+    missing = [cls.__name__ for _, cls in FITTED
+               if cls not in registered and cls.__name__ not in UNREGISTERED_FITS]
+    assert missing == []
+    assert {family for family, _ in ESTIMATORS} == set(FAMILIES)
+
+
+@pytest.mark.parametrize(("family", "cls"), FITTED, ids=[cls.__name__ for _, cls in FITTED])
+def test_fitted_attributes_are_documented(family, cls):
+    documented = {name for name, desc in _attribute_entries(cls).items() if desc}
+    undocumented = sorted(set(_fitted_attributes(_fitted(cls))) - documented)
+    assert not undocumented, f"{cls.__name__} sets {undocumented} in fit without describing them under Attributes"
+
+
+@pytest.mark.parametrize(("family", "cls"), CLASSES, ids=[cls.__name__ for _, cls in CLASSES])
+def test_no_attribute_entry_is_empty(family, cls):
+    empty = sorted(name for name, desc in _attribute_entries(cls).items() if not desc)
+    assert not empty, f"{cls.__name__}: Attributes entries without a description: {empty}"
+
+
+def _guide_link(family):
+    """A Sphinx reference to the family's guide page: its label, or the page itself (with or without a title)."""
+    return re.compile(rf":ref:`(?:[^`<]*<)?user_guide_{family}>?`|:doc:`(?:[^`<]*<)?/guide/{family}>?`")
+
+
+@pytest.mark.parametrize(("family", "cls"), ESTIMATORS, ids=[cls.__name__ for _, cls in ESTIMATORS])
+def test_links_its_user_guide_page(family, cls):
+    assert _guide_link(family).search(inspect.getdoc(cls) or ""), (
+        f"{cls.__name__} does not link its guide page: 'Read more in the :ref:`User Guide <user_guide_{family}>`.'")
+
+
+def test_guide_link_pattern():
+    link = _guide_link("sdr")
+    for text in (":ref:`User Guide <user_guide_sdr>`", ":ref:`user_guide_sdr`", ":doc:`User Guide </guide/sdr>`",
+                 ":doc:`/guide/sdr`"):
+        assert link.search(text), text
+    for text in (":ref:`User Guide <user_guide_iv>`", ":doc:`/guide/sdr_old`", "user_guide_sdr"):
+        assert not link.search(text), text
+
+
+@pytest.mark.parametrize(("family", "cls"), ESTIMATORS, ids=[cls.__name__ for _, cls in ESTIMATORS])
+def test_has_an_examples_section(family, cls):
+    assert "".join(_class_doc(cls)["Examples"]).strip(), f"{cls.__name__} has no Examples section"

@@ -34,6 +34,7 @@ from sklearn_frontier.quantization import (  # noqa: E402
     WUSHQuantizer,
     _linear,  # noqa: E402
 )
+from sklearn_frontier.quantization._formats import dequantize_groups  # noqa: E402
 
 needs_op = pytest.mark.skipif(not torch_int4_available(), reason="this torch build has no CPU int4 op")
 EPS32 = 2.0**-24
@@ -96,10 +97,8 @@ def _check_path(mod, x, path):
     err = np.abs(y.numpy().astype(np.float64) - ref)
     bound = _f32_bound(xs, W_hat, bias)
     if path == "torch_int4":
-        QT, locked = mod._residual_weight_t(mod._fast)
-        Q = QT.numpy().astype(np.float64).T.copy()
-        if locked:
-            mod._fast.lock.release()
+        qw = mod.to_quantized()
+        Q = dequantize_groups(qw.codes, qw.scales, qw.zero_points, qw.fmt, qw.format_scale).astype(np.float64)
         xt = mod._transformed(x, mod._fast).numpy().astype(np.float64)
         eye = mod._transformed(torch.eye(mod.in_features), mod._fast).numpy()
         lowrank = W_hat - float(mod.tensor_scale) * (eye @ Q.T).T
@@ -135,13 +134,14 @@ def test_every_int4_path_matches_the_reference(case, M):
     mod = _layer(est, m, n, bias)
     x = torch.randn(M, n, generator=torch.Generator().manual_seed(M))
     saved = dict(_linear.CPU_MAX_ROWS)
-    try:
+    try:  # the row thresholds are read when the layer is prepared: refresh() after changing them
         _linear.CPU_MAX_ROWS["torch_int4"] = (1 << 30, 1 << 30)
-        _check_path(mod, x, "torch_int4")
+        _check_path(mod.refresh(), x, "torch_int4")
         _linear.CPU_MAX_ROWS["torch_int4"] = (0, 0)
-        _check_path(mod, x, "dequantize")
+        _check_path(mod.refresh(), x, "dequantize")
     finally:
         _linear.CPU_MAX_ROWS.update(saved)
+        mod.refresh()
     mod.backend = "numba"
     _check_path(mod, x, "numba_lut4")
     mod.backend = "reference"

@@ -7,6 +7,7 @@ residual), plus float32 summation slack. Twins (numba vs numpy) share the roundi
 so they agree to float32 summation order.
 """
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -26,6 +27,7 @@ from sklearn_frontier.quantization import (  # noqa: E402
     TwinQuant,
     TwinQuantLinear,
     WUSHQuantizer,
+    _linear,
 )
 from sklearn_frontier.quantization._formats import apply_input_transform, dequantize_groups  # noqa: E402
 
@@ -52,25 +54,39 @@ def activation_rounding_bound(mod, x):
     return rounding + slack
 
 
+@contextlib.contextmanager
+def w4a8_for_every_row_count():
+    """The W4A8 kernel for every M in layers prepared inside the block (the measured rule runs it for few rows
+    only on some CPUs), so that its arithmetic is tested at every M."""
+    saved = dict(_linear.CPU_MAX_ROWS)
+    _linear.CPU_MAX_ROWS["w4a8"] = (1 << 30, 1 << 30)
+    try:
+        yield
+    finally:
+        _linear.CPU_MAX_ROWS.update(saved)
+
+
 def _exact(mod, x):
     y = x.reshape(-1, mod.in_features).double() @ mod.dequantize().double().T
     return y if mod.bias is None else y + mod.bias.double()
 
 
 @pytest.mark.parametrize("M", [1, 3, 8, 64])
-@pytest.mark.parametrize("case", ["sym-r0", "asym-r8", "sym-r8-odd", "twinquant-diag", "wush-block"])
+@pytest.mark.parametrize("case", ["sym-r0", "asym-r8", "sym-r8-odd", "ragged-odd-k", "twinquant-diag", "wush-block"])
 def test_w4a8_forward_within_the_activation_rounding_bound(case, M):
     rng = np.random.default_rng(M)
-    m, n = (37, 96) if case == "sym-r8-odd" else (40, 128)
+    m, n = {"sym-r8-odd": (37, 96), "ragged-odd-k": (21, 333)}.get(case, (40, 128))
     W = rng.standard_normal((m, n)).astype(np.float32)
     X = rng.standard_normal((256, n))
     est = {"sym-r0": RTNQuantizer(group_size=32), "asym-r8": SVDQuantizer(rank=8, group_size=64, symmetric=False),
            "sym-r8-odd": SVDQuantizer(rank=8, group_size=32),
+           "ragged-odd-k": RTNQuantizer(),  # group 128 over 333 inputs: a ragged last group, a partial 32-block
            "twinquant-diag": TwinQuant(rank=8, group_size=32, max_iter=3, random_state=0),
            "wush-block": WUSHQuantizer(group_size=32, block_size=32)}[case]
     est.fit(W, X_calib=X)
-    bias = None if case == "sym-r0" else torch.randn(m)
-    mod = TwinQuantLinear.from_quantized(est.quantize(), bias=bias, act_quant="int8")
+    bias = None if case in ("sym-r0", "ragged-odd-k") else torch.randn(m)
+    with w4a8_for_every_row_count():
+        mod = TwinQuantLinear.from_quantized(est.quantize(), bias=bias, act_quant="int8")
     x = torch.randn(M, n)
     with torch.no_grad():
         y = mod(x)
@@ -127,16 +143,31 @@ def test_packing_round_trip_and_validation():
         pack_w4a8(codes, np.ones((70, 3), np.float32), None, 32)
 
 
-def test_large_batches_decode_once_and_match_the_weight():
+@pytest.mark.parametrize("case", ["svd-r4-bias", "twinquant-diag", "wush-block", "asym-nobias"])
+def test_large_batches_decode_once_and_match_the_weight(case):
+    """The decode + GEMM path (tensor scale and diagonal transform folded into the decoded buffer, low-rank
+    branch after the GEMM) equals ``x W_hat^T + b`` up to float32 summation, on a reused buffer."""
     rng = np.random.default_rng(1)
     W = rng.standard_normal((48, 96)).astype(np.float32)
-    mod = TwinQuantLinear.from_quantized(SVDQuantizer(rank=4, group_size=32).fit(W).quantize(),
-                                         bias=torch.randn(48), act_quant="int8")
-    x = torch.randn(300, 96)
-    with torch.no_grad():
-        y = mod(x)
-    assert mod.last_path_ == "dequantize"
-    torch.testing.assert_close(y.double(), _exact(mod, x), rtol=1e-5, atol=1e-4)
+    X = rng.standard_normal((256, 96))
+    est = {"svd-r4-bias": SVDQuantizer(rank=4, group_size=32),
+           "twinquant-diag": TwinQuant(rank=4, group_size=32, max_iter=3, random_state=0),
+           "wush-block": WUSHQuantizer(group_size=32, block_size=32),
+           "asym-nobias": RTNQuantizer(group_size=32, symmetric=False)}[case].fit(W, X_calib=X)
+    saved = dict(_linear.CPU_MAX_ROWS)
+    try:  # every packed kernel off: the decode path at every M (the measured rule runs it only on some CPUs)
+        _linear.CPU_MAX_ROWS.update(dict.fromkeys(saved, (0, 0)))
+        mod = TwinQuantLinear.from_quantized(est.quantize(), bias=None if case == "asym-nobias" else torch.randn(48))
+    finally:
+        _linear.CPU_MAX_ROWS.update(saved)
+    for M in (300, 7):
+        x = torch.randn(M, 96)
+        with torch.no_grad():
+            y = mod(x)
+            again = mod(x)  # the second call reuses the decode buffer
+        assert mod.last_path_ == "dequantize"
+        torch.testing.assert_close(y.double(), _exact(mod, x), rtol=1e-5, atol=1e-4)
+        np.testing.assert_array_equal(again.numpy(), y.numpy())
 
 
 def test_threads_follow_torch():
@@ -159,7 +190,9 @@ def test_real_minilm_layer_within_the_bound():
         pytest.skip("all-MiniLM-L6-v2 weights not installed")
     lin = next(m for m in model.modules() if isinstance(m, torch.nn.Linear) and m.in_features == 384
                and m.out_features == 1536)
-    mod = TwinQuantLinear.from_linear(lin, SVDQuantizer(rank=8, group_size=128, random_state=0), act_quant="int8")
+    with w4a8_for_every_row_count():
+        mod = TwinQuantLinear.from_linear(lin, SVDQuantizer(rank=8, group_size=128, random_state=0),
+                                          act_quant="int8")
     x = torch.randn(5, 384)
     with torch.no_grad():
         y = mod(x)

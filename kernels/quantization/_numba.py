@@ -294,16 +294,34 @@ def _store(facc, ts, bias, has_bias, dst, W):
             dst[n] = facc[n] * ts
 
 
-def _w4a8_py(h, xr, t, has_t, packed, scale_t, zero_t, has_zero, group_size, tensor_scale, up_t, bias, has_bias,
-             out):
+@njit(cache=True, nogil=True, fastmath=True)
+def _lowrank_projection(x, down):
+    """``h = x down^T`` (M, r) for the few rows of a W4A8 call (rank x K multiply-adds per row; fastmath lets
+    LLVM split each dot product into vector lanes, a fixed order, so a call is still deterministic)."""
+    M, K = x.shape
+    r = down.shape[0]
+    h = np.zeros((M, r), dtype=np.float32)
+    for i in range(M):
+        for q in range(r):
+            acc = np.float32(0.0)
+            for k in range(K):
+                acc += x[i, k] * down[q, k]
+            h[i, q] = acc
+    return h
+
+
+def _w4a8_py(x, xr, t, has_t, packed, scale_t, zero_t, has_zero, group_size, tensor_scale, down, up_t, bias,
+             has_bias):
     M = xr.shape[0]
     n_chunks, nbytes, CHUNK = packed.shape
     N = scale_t.shape[1]
     nb = nbytes // 16
-    xq = np.empty((M, 2 * nbytes), dtype=np.int8)  # M * K bytes: the only allocation besides the output
+    out = np.empty((M, N), dtype=np.float32)
+    xq = np.empty((M, 2 * nbytes), dtype=np.int8)  # M * K bytes: the only allocations besides the output
     xs = np.empty((M, nb), dtype=np.float32)
     xsum = np.empty((M, nb), dtype=np.int32)
     quantize_activations(xr, t, has_t, 2 * nbytes, xq, xs, xsum)
+    h = _lowrank_projection(x, down)  # the low-rank branch's input side, in the same call
     rank = h.shape[1]
     n_rowgroups = (M + ROWS - 1) // ROWS
     for task in prange(n_chunks * n_rowgroups):
@@ -338,6 +356,8 @@ def _w4a8_py(h, xr, t, has_t, packed, scale_t, zero_t, has_zero, group_size, ten
                 _axpy(h[i0 + r, q], up_t[q, n0:n0 + W], facc[r], W)
             _store(facc[r], tensor_scale, bias[n0:n0 + W] if has_bias else facc[r], has_bias, out[i0 + r, n0:n0 + W],
                    W)
+    return out
+
 
 # Two compilations of one body: the threaded one for large layers, the serial one where a parallel launch
 # costs more than the work (one thread, or small layers at one row).
@@ -354,13 +374,12 @@ def placeholders(K, N):
             np.zeros((0, N), np.float32), np.zeros(1, np.float32))
 
 
-def w4a8_run(h, xr, t, has_t, packed, scale_t, zero_t, has_zero, group_size, tensor_scale, up_t, bias,
-             has_bias, out, threads):
-    """Hot-path entry (float32 C-contiguous arrays; placeholders for absent parts); ``h = x down^T`` (M, r) the
-    low-rank projection, computed by the caller's BLAS; writes ``out``."""
-    fn = _w4a8_serial if threads <= 1 or packed.size * xr.shape[0] < SERIAL_BELOW else _w4a8_parallel
-    fn(h, xr, t, has_t, packed, scale_t, zero_t, has_zero, group_size, tensor_scale, up_t, bias, has_bias, out)
-    return out
+def w4a8_entry(packed_size, rows, threads):
+    """The compiled W4A8 body for a call of ``rows`` rows on ``threads`` threads (serial where a parallel launch
+    costs more than the work). Arguments: ``(x, xr, t, has_t, packed, scale_t, zero_t, has_zero, group_size,
+    tensor_scale, down, up_t, bias, has_bias)``, float32 C-contiguous arrays (placeholders for absent parts);
+    returns the float32 (M, N) output."""
+    return _w4a8_serial if threads <= 1 or packed_size * rows < SERIAL_BELOW else _w4a8_parallel
 
 
 def w4a8_matmul(x, xr, t, packed, scale_t, zero_t, group_size, tensor_scale, down, up_t, bias):
@@ -375,19 +394,19 @@ def w4a8_matmul(x, xr, t, packed, scale_t, zero_t, group_size, tensor_scale, dow
     def f32(a, empty):
         return empty if a is None else np.ascontiguousarray(a, dtype=np.float32)
 
-    out = np.empty((x.shape[0], N), dtype=np.float32)
-    h = np.ascontiguousarray(f32(x, None) @ f32(down, d0).T)
-    return w4a8_run(h, f32(xr, None), f32(t, t0), t is not None, np.ascontiguousarray(packed),
-                    f32(scale_t, None), z0 if zero_t is None else np.ascontiguousarray(zero_t, dtype=np.uint8),
-                    zero_t is not None, int(group_size), np.float32(tensor_scale), f32(up_t, u0),
-                    f32(bias, b0), bias is not None, out, numba.get_num_threads())
+    fn = w4a8_entry(packed.size, x.shape[0], numba.get_num_threads())
+    return fn(f32(x, None), f32(xr, None), f32(t, t0), t is not None, np.ascontiguousarray(packed),
+              f32(scale_t, None), z0 if zero_t is None else np.ascontiguousarray(zero_t, dtype=np.uint8),
+              zero_t is not None, int(group_size), np.float32(tensor_scale), f32(down, d0), f32(up_t, u0),
+              f32(bias, b0), bias is not None)
 
 
 _EMPTY_U8 = np.zeros((1, 1), dtype=np.uint8)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _decode_t(packed, scale_t, zero_t, has_zero, group_size, K, out):
+def _decode_t(packed, scale_t, zero_t, has_zero, group_size, K, row_scale, out):
+    """``out[k, n] = row_scale[k] Q[n, k]`` for k < K (rows of ``out`` from K on are left as they are)."""
     n_chunks, nbytes, chunk = packed.shape
     N = scale_t.shape[1]
     for row in prange(nbytes):
@@ -401,27 +420,31 @@ def _decode_t(packed, scale_t, zero_t, has_zero, group_size, K, out):
             src = packed[c, row]
             srow = scale_t[g, n0:n0 + W]
             if k_lo < K:
-                _decode_row(src, srow, zero_t[g, n0:n0 + W] if has_zero else src, has_zero, 0, out[k_lo, n0:n0 + W],
-                            W)
+                _decode_row(src, srow, zero_t[g, n0:n0 + W] if has_zero else src, has_zero, 0, row_scale[k_lo],
+                            out[k_lo, n0:n0 + W], W)
             if k_hi < K:
-                _decode_row(src, srow, zero_t[g, n0:n0 + W] if has_zero else src, has_zero, 4, out[k_hi, n0:n0 + W],
-                            W)
+                _decode_row(src, srow, zero_t[g, n0:n0 + W] if has_zero else src, has_zero, 4, row_scale[k_hi],
+                            out[k_hi, n0:n0 + W], W)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _decode_row(src, srow, zrow, has_zero, shift, dst, W):
+def _decode_row(src, srow, zrow, has_zero, shift, a, dst, W):
     if has_zero:
         for n in range(W):
-            dst[n] = (np.float32((np.int32(src[n]) >> shift) & 15) - np.float32(zrow[n])) * srow[n]
+            dst[n] = (np.float32((np.int32(src[n]) >> shift) & 15) - np.float32(zrow[n])) * (a * srow[n])
     else:
         for n in range(W):
-            dst[n] = (np.float32((np.int32(src[n]) >> shift) & 15) - np.float32(8.0)) * srow[n]
+            dst[n] = (np.float32((np.int32(src[n]) >> shift) & 15) - np.float32(8.0)) * (a * srow[n])
 
 
-def w4a8_decode_t(packed, scale_t, zero_t, group_size, K, out=None):
-    """Transposed float32 residual ``Q^T`` (K, N) (no tensor scale) decoded from the weight-stationary layout."""
+def w4a8_decode_t(packed, scale_t, zero_t, group_size, K, out=None, row_scale=None):
+    """Transposed float32 residual ``Q^T`` (K, N) (no tensor scale) decoded from the weight-stationary layout;
+    with ``row_scale`` (K,), row k is multiplied by ``row_scale[k]`` (a tensor scale and a diagonal transform
+    folded into the decode); ``out`` may have more than K rows (the rest is left untouched)."""
     if out is None:
         out = np.empty((K, scale_t.shape[1]), dtype=np.float32)
+    if row_scale is None:
+        row_scale = np.ones(K, dtype=np.float32)
     _decode_t(packed, scale_t, _EMPTY_U8 if zero_t is None else zero_t, zero_t is not None, int(group_size),
-              int(K), out)
+              int(K), row_scale, out)
     return out

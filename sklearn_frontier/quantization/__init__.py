@@ -37,6 +37,10 @@ def __getattr__(name):  # torch-based module parts load lazily
         from . import _model
 
         return getattr(_model, name)
+    if name == "QuantizedEmbedding":
+        from . import _embedding
+
+        return getattr(_embedding, name)
     if name in ("save_quantized", "load_quantized"):
         from . import _persist
 
@@ -52,6 +56,7 @@ __all__ = [
     "CalibrationStats",
     "QuantizedWeight",
     "TwinQuantLinear",
+    "QuantizedEmbedding",
     "quantize_model",
     "QuantizationReport",
     "save_quantized",
@@ -103,7 +108,8 @@ def _demo(random_state):
 
 
 def _demo_minilm(random_state):
-    """All 36 linear layers of all-MiniLM-L6-v2 quantized (RTN, fast): encode latency and size vs fp32."""
+    """All 36 linear layers of all-MiniLM-L6-v2 quantized (TwinQuant rank 8, a short data-free fit): encode
+    latency of one short text and of 16 texts vs fp32, with size and cosine."""
     from ._model import minilm_demo
 
     return minilm_demo(random_state)

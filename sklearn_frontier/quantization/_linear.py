@@ -1,6 +1,7 @@
 """``TwinQuantLinear`` (packed int4 + scales + float16 low-rank factors, a drop-in ``nn.Linear``);
 ``quantize_model`` lives in ``_model.py``."""
 
+import os
 import threading
 from dataclasses import dataclass
 
@@ -8,7 +9,7 @@ import numpy as np
 import torch
 from sklearn.base import clone
 
-from sklearn_frontier._config import config_context, get_config
+from sklearn_frontier._config import ENV_BACKEND, _check_backend, _get_threadlocal_config, config_context
 
 from ._codecs import FORMATS
 from ._formats import FormatSpec, QuantizedWeight, bits_breakdown, dequantize_weight, fake_quantize_torch
@@ -16,13 +17,26 @@ from ._twinquant import TwinQuant
 
 __all__ = ["TwinQuantLinear"]
 
-#: Row-count dispatch on CPU, measured by ``python -m benchmarks._int4_dispatch`` (one thread; table in
+#: Row-count dispatch on CPU, measured by ``python -m benchmarks._int4_dispatch`` (one thread; tables in
 #: ``benchmarks/results/int4_dispatch.md``): the largest M each packed kernel runs, for weights below / from
-#: LARGE_WEIGHT entries; above it the residual is decoded once per call and multiplied by one fp32 GEMM
-#: ("dequantize", GEMM-bound there).
-#: torch's int4 op crosses the dequantize path near M = 64 on MiniLM-sized weights, M = 128-256 on 4096 x 4096;
-#: the numba LUT kernel only beats it at M = 1 on large weights.
-CPU_MAX_ROWS = {"torch_int4": (64, 192), "numba_lut4": (0, 1), "w4a8": (64, 64)}
+#: LARGE_WEIGHT entries; a call runs the first kernel (w4a8 when act_quant="int8", then torch's int4 op) whose
+#: limit it fits, else decodes the residual once and runs one fp32 GEMM ("dequantize"). The rule depends on the
+#: SIMD level torch dispatches to: with AVX-512, torch's int4 op (bf16 activations) is vectorised and leads from
+#: M = 2-4 on, ahead of the decode + GEMM path at every M measured (up to 1024), the W4A8 kernel only at
+#: M = 1-2; with AVX2 only, the op is far slower and the W4A8 kernel leads up to M = 64.
+CPU_RULES = {"avx512": {"w4a8": (2, 1), "torch_int4": (1 << 30, 1 << 30), "numba_lut4": (0, 1)},
+             "avx2": {"w4a8": (64, 64), "torch_int4": (64, 192), "numba_lut4": (0, 1)}}
+
+
+def _cpu_kind():
+    try:
+        capability = torch.backends.cpu.get_cpu_capability()
+    except (AttributeError, RuntimeError):  # older torch builds: the conservative rule
+        return "avx2"
+    return "avx512" if capability.upper().startswith("AVX512") else "avx2"
+
+
+CPU_MAX_ROWS = CPU_RULES[_cpu_kind()]
 LARGE_WEIGHT = 1 << 22
 ACT_QUANT = (None, "int8")
 
@@ -51,10 +65,22 @@ class _Prepared:
     int4_fn: object = None
     lut: tuple | None = None  # (lut, scales, zeros) of the numba LUT kernel
     w4a8: tuple | None = None  # arguments of the W4A8 kernel after (x, xr): weight-stationary codes and the rest
-    w4a8_down_t: torch.Tensor | None = None  # (n, r) float32, (n, 0) at rank 0
     w4a8_decode: tuple | None = None  # (packed, scale_t, zero_t) for the transposed decode of large batches
-    decode_buffer: np.ndarray | None = None  # reused (n, m) float32 for the large-batch decode
     lock: object = None
+    plan: "_Plan" = None  # the plan of the last backend used
+
+
+_ALL_ROWS = float("inf")
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """How ``forward`` runs under one backend: ``tiers`` is a tuple of ``(max_rows, run, path)`` by increasing
+    ``max_rows`` (the last one unbounded); a call of M rows runs the first tier with ``M <= max_rows``. ``run``
+    takes a float32 contiguous (M, in_features) tensor and returns the output, bias included."""
+
+    backend: str
+    tiers: tuple
 
 
 class TwinQuantLinear(torch.nn.Module):
@@ -66,23 +92,35 @@ class TwinQuantLinear(torch.nn.Module):
     factors, transform, bias). ``forward`` computes ``ts (x T) Q^T + (x down^T)(ts up)^T + bias`` (``Q`` the
     decoded residual, ``T`` folded into the activations) and records the path in ``last_path_``:
 
-    - INT4 with groups a multiple of 32 and ``act_quant="int8"``: ``w4a8`` (int8 activations, int32 block sums)
-      up to the row threshold on CPU, then ``dequantize`` (decode once, one fp32 GEMM); Triton on CUDA.
-    - INT4 with groups of 32/64/128/256 and ``act_quant=None``: ``torch_int4`` (torch's int4 op, bf16
-      activations) up to the threshold, then ``dequantize``.
-    - Other INT4 groups, MXFP4, NVFP4: ``numba_lut4`` (a 16-entry value-table kernel, fp32) up to the threshold,
-      then ``dequantize``; on CUDA, Triton for INT and ``reference`` otherwise.
-    - INT8 or fake-quantized activations: ``reference``.
+    On CPU a call of M rows runs the first kernel of this list that the format allows and whose row limit M fits
+    (the limits are measured per kind of CPU by ``python -m benchmarks._int4_dispatch``, tables in
+    ``benchmarks/results/int4_dispatch.md``):
 
-    ``act_quant="int8"`` rounds each 32-block of the residual's input to int8 (one float32 scale per block)
-    and multiplies by exact integer block sums: the only approximation is that rounding (about 5e-3 relative
-    output error on Gaussian inputs); ``act_quant=None`` (the default) keeps the activations in float (bf16 on
-    torch's op). The default follows ``benchmarks/results/w4a8.md``: the W4A8 kernel wins on large layers
-    (4096 x 4096) but not, through the module, on MiniLM-sized ones at 12-64 rows, where torch's op is faster.
-    Block transforms (WUSH) are folded into the activations like diagonal ones. The thresholds come from
-    ``python -m benchmarks._int4_dispatch``. ``backend="reference"`` forces the reference, ``"numba"`` the LUT
-    kernel, ``"triton"`` the Triton kernel. The packed forms are prepared once (at conversion, after
-    ``load_state_dict`` and ``.to()``); after editing buffers in place, call :meth:`refresh`.
+    - ``w4a8`` (INT4, groups a multiple of 32, ``act_quant="int8"``): int8 activations per 32-block, exact
+      int32 block sums, the low-rank branch and the bias in the same numba call;
+    - ``torch_int4`` (INT4, groups of 32/64/128/256): torch's int4 op, bf16 activations;
+    - ``numba_lut4`` (other groups, MXFP4, NVFP4): a 16-entry value-table kernel in float32;
+    - ``dequantize`` (every format, beyond the limits): the residual decoded once per call into a reused
+      buffer with the tensor scale, a diagonal transform and the low-rank factor folded in, then one fp32 GEMM.
+
+    On CUDA: Triton for INT formats, ``reference`` otherwise; INT8 weights or fake-quantized activations
+    (``act_bits``): ``reference``. ``backend="reference"`` forces the reference, ``"numba"`` the LUT kernel,
+    ``"triton"`` the Triton kernel.
+
+    What each path costs in accuracy, beyond the stored weight itself: ``dequantize`` and the reference are
+    exact up to float32 summation; ``torch_int4`` rounds the activations (and its output) to bfloat16;
+    ``w4a8`` rounds each 32-block of the residual's input to int8 with one float32 scale (error at most half
+    a step per entry: the bound the tests check). The layer and whole-model costs of both (per-layer output
+    error, MiniLM embedding cosine with every layer on one path) are measured by ``python -m benchmarks
+    twinquant_kernel`` (``benchmarks/results/twinquant_kernel.md``), which also chose the default
+    ``act_quant="int8"``: it is faster where it runs (few rows) at a cosine within that table's tolerance
+    of the weight-only product. Set ``act_quant=None`` for float activations everywhere.
+
+    The kernels are prepared once, at conversion, ``load_state_dict``, ``.to()`` and :meth:`refresh` (call it
+    after editing buffers in place): packed layouts, the per-backend plan of which kernel runs which rows, and
+    the closures that run them, so that a call reads one attribute and the configured backend. numba runs on
+    ``torch.get_num_threads()`` threads (``OMP_NUM_THREADS`` / ``torch.set_num_threads``), so one thread means
+    one thread on both sides.
 
     Read more in the :ref:`User Guide <user_guide_quantization>`.
 
@@ -104,9 +142,10 @@ class TwinQuantLinear(torch.nn.Module):
         Kernel backend for ``forward`` (None: the global ``sklearn_frontier`` config).
     act_bits, act_format : optional
         Per-token fake quantization of the residual branch's input (torch path).
-    act_quant : {"int8", None}, default=None
-        Activation precision of the CPU kernels: "int8" runs the W4A8 kernel where the format allows
-        (INT4, group size a multiple of 32), None keeps float activations (weight-only kernels).
+    act_quant : {"int8", None}, default="int8"
+        Activation precision of the CPU kernels: "int8" lets the W4A8 kernel run where the format allows
+        (INT4, group size a multiple of 32) and the measured rule picks it, None keeps float activations
+        (weight-only kernels).
 
     Attributes
     ----------
@@ -129,7 +168,7 @@ class TwinQuantLinear(torch.nn.Module):
     """
 
     def __init__(self, in_features, out_features, *, rank=0, fmt=None, transform=None, transform_block_size=32,
-                 bias=True, backend=None, act_bits=None, act_format=None, act_quant=None):
+                 bias=True, backend=None, act_bits=None, act_format=None, act_quant="int8"):
         super().__init__()
         fmt = fmt or FormatSpec("int", 4, 128)
         self.in_features, self.out_features, self.rank = int(in_features), int(out_features), int(rank)
@@ -164,7 +203,7 @@ class TwinQuantLinear(torch.nn.Module):
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_quantized(cls, qw, bias=None, backend=None, act_quant=None):
+    def from_quantized(cls, qw, bias=None, backend=None, act_quant="int8"):
         """Module holding the stored weight ``qw`` (a :class:`QuantizedWeight`) and an optional bias.
 
         Parameters
@@ -175,7 +214,7 @@ class TwinQuantLinear(torch.nn.Module):
             Optional bias.
         backend : str, default=None
             Kernel backend for ``forward``.
-        act_quant : {"int8", None}, default=None
+        act_quant : {"int8", None}, default="int8"
             Activation precision of the CPU kernels (see the class description).
 
         Returns
@@ -217,7 +256,7 @@ class TwinQuantLinear(torch.nn.Module):
         return mod
 
     @classmethod
-    def from_linear(cls, linear, quantizer=None, X_calib=None, backend=None, act_quant=None):
+    def from_linear(cls, linear, quantizer=None, X_calib=None, backend=None, act_quant="int8"):
         """Quantize an ``nn.Linear`` with ``quantizer`` (default :class:`TwinQuant`) and return the module.
 
         Parameters
@@ -230,7 +269,7 @@ class TwinQuantLinear(torch.nn.Module):
             Calibration activations of the layer's input.
         backend : str, default=None
             Kernel backend for ``forward``.
-        act_quant : {"int8", None}, default=None
+        act_quant : {"int8", None}, default="int8"
             Activation precision of the CPU kernels.
 
         Returns
@@ -293,7 +332,7 @@ class TwinQuantLinear(torch.nn.Module):
     # ------------------------------------------------------------------ forward
     def _load_from_state_dict(self, *args, **kwargs):
         super()._load_from_state_dict(*args, **kwargs)
-        self._fast = None  # repacked from the loaded buffers on the next forward
+        self._prepare()  # packed again from the loaded buffers, now rather than in the first call
 
     _STORED_FLOAT = ("scales", "tensor_scale", "format_scale", "lowrank_up", "lowrank_down", "input_transform")
 
@@ -301,11 +340,14 @@ class TwinQuantLinear(torch.nn.Module):
         # .half() / .to(dtype) must not re-round the stored weight (bf16 scales, fp32 tensor scale, fp16 factors
         # hold its exact value; bits_per_weight_ counts them): they follow the device only, the bias follows all.
         kept = {k: self._buffers[k] for k in self._STORED_FLOAT if self._buffers.get(k) is not None}
+        before = (self.qweight.device, None if self.bias is None else self.bias.dtype)
         out = super()._apply(fn, *args, **kwargs)
         device = fn(torch.zeros(1)).device
         for k, v in kept.items():
             self._buffers[k] = v.to(device)
-        self._fast = None  # a move or cast: prepared again on the next forward
+        if (self.qweight.device, None if self.bias is None else self.bias.dtype) != before:
+            # a move or a cast of the bias: prepared again now if it was prepared, else at the first call
+            self._fast = None if self._fast is None else self._prepare()
         return out
 
     def _zero_points(self):
@@ -364,14 +406,14 @@ class TwinQuantLinear(torch.nn.Module):
 
                     t0, z0, d0, u0, b0 = placeholders(n, self.out_features)
                     t = fast.t if (fast.t is not None and fast.t.ndim == 1) else None
-                    fast.w4a8_down_t = fast.down_t if self.rank else torch.zeros((n, 0))
-                    fast.w4a8 = (
+                    fast.w4a8 = (  # the kernel's arguments after (x, xr), in its order
                         t0 if t is None else t.numpy(), t is not None, packed, scale_t,
                         z0 if zero_t is None else zero_t, zero_t is not None, int(fmt.group_size), np.float32(ts),
+                        d0 if not self.rank else np.ascontiguousarray(self.lowrank_down.float().numpy()),
                         u0 if not self.rank else np.ascontiguousarray(self.lowrank_up.float().T.numpy()),
                         b0 if self.bias is None else np.ascontiguousarray(self.bias.float().numpy()),
                         self.bias is not None)
-            if torch_int4_fits(fmt.weight_format, fmt.n_bits, fmt.group_size) and self.act_quant is None:
+            if torch_int4_fits(fmt.weight_format, fmt.n_bits, fmt.group_size):
                 from sklearn_frontier.kernels._dispatch import _load
                 from sklearn_frontier.kernels.quantization import int4pack_matmul
 
@@ -379,51 +421,152 @@ class TwinQuantLinear(torch.nn.Module):
                 fast.int4_torch = pack_int4_torch(codes, _np(fast.scales_f32), zp, fmt.group_size)
             lut, sc = FORMATS[fmt.weight_format].lut(signed, self.scales, fast.scales_f32, float(self.format_scale))
             fast.lut = (torch.from_numpy(lut), sc.contiguous(), None if zp is None else fast.zero_points.float())
+        fast.plan = self._plan(fast, self.backend or _current_backend())
+        if cpu:
+            _sync_numba_threads()  # numba on torch's thread count from the start (parallel calls check it again)
         self._fast = fast
         return fast
 
-    def _resolve_path(self, M, device, fast):
-        """The kernel for ``M`` rows: a rule measured by ``benchmarks/_int4_dispatch.py`` (see the class doc)."""
-        fmt = self.fmt
-        backend = self.backend or get_config()["backend"]
+    def _plan(self, fast, backend):
+        """How ``forward`` runs under ``backend``: the kernel for each range of row counts (the rule measured
+        by ``benchmarks/_int4_dispatch.py``, see the class doc), as closures over the prepared tensors, so
+        that a call reads nothing else."""
+        fmt, shape = self.fmt, self._shape
+        device = self.qweight.device
         if self.act_bits is not None or fmt.n_bits != 4 or backend == "reference":
-            return "reference"
+            return _Plan(backend, ((_ALL_ROWS, self._run_reference, "reference"),))
         if device.type == "cuda" or backend == "triton":
             from sklearn_frontier.kernels._dispatch import cuda_available, triton_available, triton_interpret
 
             if (fmt.weight_format == "int" and self.transform != "block" and triton_available()
                     and (cuda_available() or triton_interpret())):
-                return "triton"
-            return "reference"
-        if fast.w4a8 is not None and backend != "numba":
-            return "w4a8" if M <= cpu_max_rows("w4a8", *self._shape) else "dequantize"
-        if fast.int4_torch is not None and backend != "numba":
-            return "torch_int4" if M <= cpu_max_rows("torch_int4", *self._shape) else "dequantize"
-        if backend != "numba" and M > cpu_max_rows("numba_lut4", *self._shape):
-            return "dequantize"
-        return "numba_lut4"
+                return _Plan(backend, ((_ALL_ROWS, self._triton_runner(fast), "triton"),))
+            return _Plan(backend, ((_ALL_ROWS, self._run_reference, "reference"),))
+        if backend == "numba":
+            return _Plan(backend, ((_ALL_ROWS, self._lut_runner(fast), "numba_lut4"),))
+        tiers = []
+        if fast.w4a8 is not None:
+            tiers.append((cpu_max_rows("w4a8", *shape), self._w4a8_runner(fast), "w4a8"))
+        if fast.int4_torch is not None:
+            tiers.append((cpu_max_rows("torch_int4", *shape), self._int4_runner(fast), "torch_int4"))
+        if not tiers:
+            tiers.append((cpu_max_rows("numba_lut4", *shape), self._lut_runner(fast), "numba_lut4"))
+        tiers.append((_ALL_ROWS, self._decode_runner(fast), "dequantize"))
+        return _Plan(backend, tuple(tiers))
 
-    def _residual_weight_t(self, fast):
-        """Float32 ``Q^T`` (n, m) decoded from the packed nibbles (no transform, no tensor scale)."""
-        if fast.w4a8_decode is not None:
-            from sklearn_frontier.kernels.quantization._numba import w4a8_decode_t
+    # Runners: float32 C-contiguous (M, in_features) in, float32 (M, out_features) out, bias included.
+    def _w4a8_runner(self, fast):
+        from sklearn_frontier.kernels.quantization._numba import SERIAL_BELOW, _w4a8_parallel, _w4a8_serial
 
+        args = fast.w4a8
+        serial_rows = SERIAL_BELOW // max(args[2].size, 1)  # fewer rows than this: one thread does it faster
+        block = fast.t is not None and fast.t.ndim != 1
+        transformed = self._transformed
+
+        def run(x2):
+            xn = x2.numpy()
+            xr = transformed(x2, fast).contiguous().numpy() if block else xn
+            if x2.shape[0] < serial_rows or torch.get_num_threads() <= 1:
+                return torch.from_numpy(_w4a8_serial(xn, xr, *args))
             _sync_numba_threads()
-            if fast.lock.acquire(blocking=False):  # the buffer is reused unless another thread holds it
-                try:
-                    if fast.decode_buffer is None:
-                        fast.decode_buffer = np.empty((self.in_features, self.out_features), np.float32)
-                    w4a8_decode_t(*fast.w4a8_decode, self.fmt.group_size, self.in_features, fast.decode_buffer)
-                    return torch.from_numpy(fast.decode_buffer), True
-                except BaseException:
-                    fast.lock.release()
-                    raise
-            return torch.from_numpy(w4a8_decode_t(*fast.w4a8_decode, self.fmt.group_size, self.in_features)), False
-        from sklearn_frontier.kernels.quantization import lut4_dequantize
+            return torch.from_numpy(_w4a8_parallel(xn, xr, *args))
 
-        with config_context(backend="numba"):
-            return lut4_dequantize(self.qweight, *fast.lut, group_size=self.fmt.group_size,
-                                   n=self.in_features).T, False
+        return run
+
+    def _int4_runner(self, fast):
+        fn, packed, g, m, ts, bias = fast.int4_fn, fast.int4_torch, self.fmt.group_size, self.out_features, \
+            fast.tensor_scale, self.bias
+        down_t, up_t, transformed = fast.down_t, fast.up_t, self._transformed
+
+        def run(x2):
+            y = fn(transformed(x2, fast), *packed, g, m)
+            if down_t is not None:  # ts * y + (x down^T)(ts up)^T in one BLAS call
+                y = torch.addmm(y, x2 @ down_t, up_t, beta=ts)
+                return y if bias is None else y.add_(bias)
+            return y.mul_(ts) if bias is None else torch.add(bias, y, alpha=ts)
+
+        return run
+
+    def _lut_runner(self, fast):
+        from sklearn_frontier.kernels.quantization._numba import lut4_matmul
+
+        qweight, lut, g, ts, bias = self.qweight, fast.lut, self.fmt.group_size, fast.tensor_scale, self.bias
+        down_t, up_t, transformed = fast.down_t, fast.up_t, self._transformed
+
+        def run(x2):
+            y = lut4_matmul(transformed(x2, fast), qweight, *lut, group_size=g)
+            if down_t is not None:
+                y = torch.addmm(y, x2 @ down_t, up_t, beta=ts)
+                return y if bias is None else y.add_(bias)
+            return y.mul_(ts) if bias is None else torch.add(bias, y, alpha=ts)
+
+        return run
+
+    def _decode_runner(self, fast):
+        """Many rows: decode the residual once per call into a reused buffer, then one BLAS GEMM.
+
+        With the weight-stationary codes the buffer is ``ts diag(t) Q^T`` (n, m): the tensor scale and a
+        diagonal transform are folded into the decode, so the GEMM takes ``x`` as it is (``x T`` for a block
+        transform); the bias enters the GEMM (``addmm``) and the low-rank branch is one thin ``addmm_`` after it.
+        """
+        n, m, ts, bias, transformed = self.in_features, self.out_features, fast.tensor_scale, self.bias, \
+            self._transformed
+        down_t, up_t, block = fast.down_t, fast.up_t, fast.t is not None and fast.t.ndim != 1
+        if fast.w4a8_decode is None:  # formats without the weight-stationary codes: the value-table decode
+            qweight, lut, g = self.qweight, fast.lut, self.fmt.group_size
+
+            def run_lut(x2):
+                from sklearn_frontier.kernels.quantization._numba import lut4_dequantize
+
+                QT = lut4_dequantize(qweight, *lut, group_size=g, n=n).T
+                y = transformed(x2, fast) @ QT
+                y = torch.addmm(y, x2 @ down_t, up_t, beta=ts) if down_t is not None else y.mul_(ts)
+                return y if bias is None else y.add_(bias)
+
+            return run_lut
+        from sklearn_frontier.kernels.quantization._numba import w4a8_decode_t
+
+        packed, scale_t, zero_t = fast.w4a8_decode
+        g = self.fmt.group_size
+        row_scale = np.full(n, ts, dtype=np.float32)
+        if fast.t is not None and not block:
+            row_scale *= fast.t.numpy()
+        lock, state = fast.lock, {"buffer": None}
+
+        def run(x2):
+            xr = transformed(x2, fast) if block else x2
+            mine = lock.acquire(blocking=False)  # the buffer is reused unless another thread holds it
+            try:
+                buf = state["buffer"] if mine else None
+                if buf is None:
+                    buf = np.empty((n, m), dtype=np.float32)
+                    if mine:
+                        state["buffer"] = buf
+                _sync_numba_threads()
+                w4a8_decode_t(packed, scale_t, zero_t, g, n, buf, row_scale)
+                QT = torch.from_numpy(buf)
+                y = torch.mm(xr, QT) if bias is None else torch.addmm(bias, xr, QT)
+            finally:
+                if mine:
+                    lock.release()
+            return y if down_t is None else y.addmm_(x2 @ down_t, up_t)
+
+        return run
+
+    def _triton_runner(self, fast):
+        def run(x2):
+            from sklearn_frontier.kernels.quantization import dual_matmul
+
+            with config_context(backend="triton"):
+                return dual_matmul(x2, self.qweight, fast.scales_f32, fast.zero_points, fast.tensor_scale,
+                                   fast.up_t.T if self.rank else None, self.lowrank_down if self.rank else None,
+                                   self.input_transform, self.bias, group_size=self.fmt.group_size)
+
+        return run
+
+    def _run_reference(self, x2):
+        y = x2 @ self.dequantize().to(x2.device).T if self.act_bits is None else self._forward_fake_quantized(x2)
+        return y if self.bias is None else y.add_(self.bias)
 
     def _transformed(self, x, fast):
         t = fast.t
@@ -453,63 +596,29 @@ class TwinQuantLinear(torch.nn.Module):
         fast = self._fast
         if fast is None:
             fast = self._prepare()
+        plan = fast.plan
+        backend = self.backend or _current_backend()
+        if backend != plan.backend:  # a config_context around the call: planned again, then kept
+            plan = fast.plan = self._plan(fast, backend)
         if x.shape[-1] != self.in_features:
             raise ValueError(f"expected input with last dimension {self.in_features}, got {x.shape[-1]}.")
-        lead = x.shape[:-1]
-        x2 = x.reshape(-1, self.in_features)
-        path = self._resolve_path(x2.shape[0], x2.device, fast)
-        self.__dict__["last_path_"] = path  # (plain attribute; skips nn.Module.__setattr__ on the hot path)
-        xf = x2.to(torch.float32)
-        if path == "w4a8":  # one numba call: activation rounding, both branches, bias
-            from sklearn_frontier.kernels.quantization._numba import w4a8_run
-
-            xn = xf.detach().contiguous().numpy()
-            t = fast.t
-            xr = xn if (t is None or t.ndim == 1) else self._transformed(xf, fast).detach().contiguous().numpy()
-            out = torch.empty((xn.shape[0], self.out_features), dtype=torch.float32)
-            h = (xf @ fast.w4a8_down_t).numpy()  # (M, r): the low-rank projection on BLAS
-            w4a8_run(h, xr, *fast.w4a8, out.numpy(), _sync_numba_threads())
-            return out.to(x.dtype).reshape(*lead, self.out_features)
-        if path == "triton":
-            from sklearn_frontier.kernels.quantization import dual_matmul
-
-            with config_context(backend="triton"):
-                y = dual_matmul(xf, self.qweight, fast.scales_f32, fast.zero_points, fast.tensor_scale,
-                                fast.up_t.T if self.rank else None, self.lowrank_down if self.rank else None,
-                                self.input_transform, self.bias, group_size=self.fmt.group_size)
-            return y.to(x.dtype).reshape(*lead, self.out_features)
-        if path in ("torch_int4", "numba_lut4"):
-            xr = self._transformed(xf, fast)
-            if path == "torch_int4":
-                y = fast.int4_fn(xr, *fast.int4_torch, self.fmt.group_size, self.out_features)
-            else:
-                from sklearn_frontier.kernels.quantization import lut4_matmul
-
-                with config_context(backend="numba"):
-                    y = lut4_matmul(xr, self.qweight, *fast.lut, group_size=self.fmt.group_size)
-            if self.rank:
-                y = y.mul_(fast.tensor_scale).addmm_(xf @ fast.down_t, fast.up_t)
-            elif self.bias is not None:
-                y = torch.add(self.bias, y, alpha=fast.tensor_scale)
-                return y.to(x.dtype).reshape(*lead, self.out_features)
-            else:
-                y = y.mul_(fast.tensor_scale)
-        elif path == "dequantize":  # GEMM-bound: decoding the residual once per call, then one fp32 GEMM
-            QT, locked = self._residual_weight_t(fast)
-            try:
-                y = (self._transformed(xf, fast) @ QT).mul_(fast.tensor_scale)
-            finally:
-                if locked:
-                    fast.lock.release()
-            if self.rank:
-                y = y.addmm_(xf @ fast.down_t, fast.up_t)
-        elif self.act_bits is None:
-            y = xf @ self.dequantize().to(xf.device).T
-        else:
-            y = self._forward_fake_quantized(xf)
-        if self.bias is not None:
-            y = y.add_(self.bias)
-        return y.to(x.dtype).reshape(*lead, self.out_features)
+        flat = x.dim() == 2
+        x2 = x if flat else x.reshape(-1, self.in_features)
+        if x2.requires_grad:
+            x2 = x2.detach()
+        if x2.dtype != torch.float32:
+            x2 = x2.float()
+        if not x2.is_contiguous():
+            x2 = x2.contiguous()
+        M = x2.shape[0]
+        for max_rows, run, path in plan.tiers:
+            if M <= max_rows:
+                break
+        y = run(x2)
+        self.__dict__["last_path_"] = path  # (plain attribute; skips nn.Module.__setattr__)
+        if y.dtype != x.dtype:
+            y = y.to(x.dtype)
+        return y if flat else y.reshape(*x.shape[:-1], self.out_features)
 
     def _forward_fake_quantized(self, xf):
         qw = self.to_quantized()
@@ -540,6 +649,12 @@ class TwinQuantLinear(torch.nn.Module):
         return (f"in_features={self.in_features}, out_features={self.out_features}, rank={self.rank}, "
                 f"format={self.fmt.weight_format}{self.fmt.n_bits}, group_size={self.fmt.group_size}, "
                 f"transform={self.transform}, bias={self.bias is not None}")
+
+
+def _current_backend():
+    """The configured kernel backend (``config_context`` / ``set_config``, or ``SKLEARN_FRONTIER_BACKEND``)."""
+    env = os.environ.get(ENV_BACKEND)
+    return _check_backend(env) if env else _get_threadlocal_config()["backend"]
 
 
 def _sync_numba_threads():

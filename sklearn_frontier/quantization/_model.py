@@ -106,6 +106,62 @@ def _make_quantizer(method, n_bits, group_size, rank, weight_format, act_bits, q
     raise ValueError(f"method must be 'twinquant', 'svd', 'rtn', 'wush' or an estimator, got {method!r}.")
 
 
+#: tokens gathered per layer before one Gram update (float32 activations, so at most 4 * 1024 * in_features bytes)
+_CHUNK_TOKENS = 1024
+
+
+class _Pending:
+    """A layer's activations not yet added to its statistics."""
+
+    def __init__(self):
+        self.chunks, self.tokens = [], 0
+
+    def flush(self, stats):
+        if self.tokens:
+            X = torch.cat(self.chunks).numpy().astype(np.float64)
+            stats.update(X, validate=False)  # the model's own finite activations
+        self.chunks, self.tokens = [], 0
+
+
+def _method_param(method, quantizer_params, key):
+    params = dict(quantizer_params or {})
+    if key in params:
+        return params[key]
+    return None if isinstance(method, str) else method.get_params().get(key)
+
+
+def _needs_token_samples(method, act_bits, quantizer_params):
+    """Whether the quantizer reads token samples (activation-quantized objectives), not only the Gram."""
+    return act_bits is not None or _method_param(method, quantizer_params, "act_bits") is not None
+
+
+def _data_free(method, act_bits, quantizer_params):
+    """Round-to-nearest without activation quantization stores the same weights whatever the data."""
+    rtn = (method == "rtn") if isinstance(method, str) else isinstance(method, RTNQuantizer)
+    return rtn and not _needs_token_samples(method, act_bits, quantizer_params)
+
+
+def _quantize_tables(module, tables, n_bits, group_size, report):
+    """Replace each embedding table by a :class:`QuantizedEmbedding` (no data needed) and record it."""
+    from ._embedding import QuantizedEmbedding
+
+    parents = dict(module.named_modules())
+    for name, sub in tables:
+        t0 = time.perf_counter()
+        new = QuantizedEmbedding.from_embedding(sub, n_bits=n_bits, group_size=group_size)
+        W = sub.weight.detach().to(torch.float64).cpu()
+        err = float(((new.dequantize().double().cpu() - W) ** 2).sum() / max(float((W**2).sum()), 1e-300))
+        parent_name, _, child = name.rpartition(".")
+        setattr(parents[parent_name] if parent_name else module, child, new)
+        V, D = W.shape
+        report.layers.append({
+            "name": name, "shape": (V, D), "method": "QuantizedEmbedding",
+            "bits_per_weight": new.memory_bits() / (V * D),
+            "bits_breakdown": {"codes": V * D * n_bits, "scales": V * new.n_groups * 16, "total": new.memory_bits()},
+            "calib_relative_error": float("nan"), "weight_relative_error": err,
+            "fit_time_s": time.perf_counter() - t0, "rank": 0, "group_size": new._group})
+
+
 def _feed(module, batch, forward_fn):
     if forward_fn is not None:
         return forward_fn(module, batch)
@@ -227,7 +283,8 @@ def _load_layer(path, fingerprint):
 def quantize_model(module, calibration_inputs=None, method="twinquant", *, n_bits=4, group_size=None, rank=8,
                    weight_format="int", act_bits=None, include=None, exclude=None, quantizer_params=None,
                    forward_fn=None, max_calibration_tokens=4096, backend=None, n_jobs=None, random_state=None,
-                   verbose=0, checkpoint=None, act_quant=None, bits_per_weight=None):
+                   verbose=0, checkpoint=None, act_quant="int8", bits_per_weight=None, embedding_bits=None,
+                   embedding_group_size=None):
     """Replace every matching ``nn.Linear`` of ``module`` by a :class:`TwinQuantLinear`, in place.
 
     One calibration pass of the FP model over ``calibration_inputs`` (an iterable of batches, fed as
@@ -241,7 +298,8 @@ def quantize_model(module, calibration_inputs=None, method="twinquant", *, n_bit
         The model, modified in place.
     calibration_inputs : iterable, torch.Tensor, tuple, dict or None
         Batches of model inputs for the calibration pass; a single tensor (or tuple / dict of them) is one
-        batch. None quantizes in the weight metric. Data-free methods ("rtn") skip the pass.
+        batch. None quantizes in the weight metric. Data-free methods (round-to-nearest without activation
+        quantization: ``"rtn"`` or an :class:`RTNQuantizer`) skip the pass: their weights do not depend on data.
     method : {"twinquant", "svd", "rtn", "wush"} or estimator, default="twinquant"
         The quantization method, or an unfitted quantizer used as a template.
     n_bits, group_size, rank, weight_format, act_bits : quantizer settings
@@ -253,7 +311,8 @@ def quantize_model(module, calibration_inputs=None, method="twinquant", *, n_bit
     forward_fn : callable or None
         ``forward_fn(module, batch)`` runs one calibration batch; None feeds it directly.
     max_calibration_tokens : int, default=4096
-        Token reservoir kept per layer (for W4A4); the Gram uses every token.
+        Token reservoir kept per layer, only when activations are quantized (W4A4 objectives read it);
+        the Gram uses every token.
     backend : str or None
         Kernel backend stored on the new modules.
     n_jobs : int, default=None
@@ -271,14 +330,21 @@ def quantize_model(module, calibration_inputs=None, method="twinquant", *, n_bit
         SIGKILL) resumes where it stopped and ends with the same model as an uninterrupted one (bit for bit
         when ``random_state`` is an int). A damaged file, or one written for other arguments or weights,
         raises a ``ValueError`` naming it. Report records of loaded layers have ``from_checkpoint=True``.
-    act_quant : {"int8", None}, default=None
-        Activation precision of the new modules' CPU kernels (see :class:`TwinQuantLinear`): "int8" runs
-        the W4A8 kernel (int8 activations per 32-block), None keeps float activations.
+    act_quant : {"int8", None}, default="int8"
+        Activation precision of the new modules' CPU kernels (see :class:`TwinQuantLinear`, which says what
+        each costs in accuracy): "int8" lets the W4A8 kernel (int8 activations per 32-block) run where the
+        measured rule picks it, None keeps float activations.
     bits_per_weight : float or None, default=None
         A storage budget per layer, scales and low-rank factors included: rank-bearing methods (TwinQuant,
         SVD) get the largest ``rank`` that fits it on each layer, the others the smallest ``group_size`` that
         fits (both as :func:`rank_for_budget` and :func:`group_size_for_budget` compute them); None uses
         ``rank`` and ``group_size`` as given.
+    embedding_bits : {4, 8} or None, default=None
+        Also store every matching ``nn.Embedding`` as a :class:`QuantizedEmbedding` (row-wise symmetric codes
+        of this many bits, decoded per gathered token); None leaves embedding tables in float. Their report
+        records have ``method="QuantizedEmbedding"``.
+    embedding_group_size : int or None, default=None
+        Entries sharing one scale along an embedding row (None: the whole row).
 
     Returns
     -------
@@ -299,18 +365,28 @@ def quantize_model(module, calibration_inputs=None, method="twinquant", *, n_bit
         raise ValueError(f"method must be a string or an estimator, got {method!r}.")
     if isinstance(method, str) and method not in ("twinquant", "svd", "rtn", "wush"):
         raise ValueError(f"method must be 'twinquant', 'svd', 'rtn', 'wush' or an estimator, got {method!r}.")
-    targets, seen = [], set()
+    if embedding_bits not in (None, 4, 8):
+        raise ValueError(f"embedding_bits must be 4, 8 or None, got {embedding_bits!r}.")
+    targets, tables, seen = [], [], set()
     for name, sub in module.named_modules():
-        if not isinstance(sub, torch.nn.Linear) or isinstance(sub, TwinQuantLinear) or id(sub) in seen:
+        if id(sub) in seen or not isinstance(sub, (torch.nn.Linear, torch.nn.Embedding)):
             continue
         if include is not None and not any(fnmatch.fnmatch(name, p) for p in include):
             continue
         if exclude is not None and any(fnmatch.fnmatch(name, p) for p in exclude):
             continue
         seen.add(id(sub))
-        targets.append((name, sub))
+        if isinstance(sub, torch.nn.Embedding):
+            if embedding_bits is not None:
+                tables.append((name, sub))
+        elif not isinstance(sub, TwinQuantLinear):
+            targets.append((name, sub))
     report = QuantizationReport(model=module)
     if not targets:
+        if tables:  # tables alone: nothing to calibrate
+            _quantize_tables(module, tables, embedding_bits, embedding_group_size, report)
+            report.total_time_s = time.perf_counter() - start
+            return report
         warnings.warn("quantize_model found no matching nn.Linear to quantize.", UserWarning, stacklevel=2)
         return report
     if bits_per_weight is not None and not (isinstance(bits_per_weight, (int, float)) and bits_per_weight > 0):
@@ -335,15 +411,24 @@ def quantize_model(module, calibration_inputs=None, method="twinquant", *, n_bit
     stats = {}
     if isinstance(calibration_inputs, (torch.Tensor, np.ndarray, tuple, dict)):
         calibration_inputs = [calibration_inputs]  # one batch, not an iterable of rows
-    data_free = isinstance(method, str) and method == "rtn" and act_bits is None
-    if calibration_inputs is not None and todo and not data_free:
+    if calibration_inputs is not None and todo and not _data_free(method, act_bits, quantizer_params):
+        # Token samples are kept only for activation-quantized objectives (the only readers); the Gram of each
+        # layer's input is accumulated over chunks of _CHUNK_TOKENS tokens, so that BLAS sees a few tall
+        # products instead of one short one per batch and layer (the statistics then cost about a forward).
+        keep = max_calibration_tokens if _needs_token_samples(method, act_bits, quantizer_params) else 0
+        pending = {}
+        for name, sub in (targets[i] for i in todo):
+            stats[name] = CalibrationStats(sub.in_features, max_samples=keep, random_state=0)
+            pending[name] = _Pending()
         hooks = []
         for name, sub in (targets[i] for i in todo):
-            stats[name] = CalibrationStats(sub.in_features, max_samples=max_calibration_tokens, random_state=0)
-
             def hook(mod, inputs, output, name=name):
-                x = inputs[0].detach().reshape(-1, mod.in_features).to(torch.float64).cpu().numpy()
-                stats[name].update(x, validate=False)  # the model's own finite activations
+                x = inputs[0].detach().reshape(-1, mod.in_features)
+                buf = pending[name]
+                buf.chunks.append(x.to(device="cpu", dtype=torch.float32, copy=True))
+                buf.tokens += x.shape[0]
+                if buf.tokens >= _CHUNK_TOKENS:
+                    buf.flush(stats[name])
 
             hooks.append(sub.register_forward_hook(hook))
         try:
@@ -356,6 +441,8 @@ def quantize_model(module, calibration_inputs=None, method="twinquant", *, n_bit
         finally:
             for h in hooks:
                 h.remove()
+        for name, buf in pending.items():
+            buf.flush(stats[name])
     parents = dict(module.named_modules())
     jobs = []
     for i in todo:
@@ -388,11 +475,13 @@ def quantize_model(module, calibration_inputs=None, method="twinquant", *, n_bit
         parent_name, _, child = name.rpartition(".")
         setattr(parents[parent_name] if parent_name else module, child, new)
         report.layers.append(record)
+    if tables:  # after the calibration pass, which saw the float tables
+        _quantize_tables(module, tables, embedding_bits, embedding_group_size, report)
     report.total_time_s = time.perf_counter() - start
     return report
 
 
-def minilm_demo(random_state=0, repeats=5, method="twinquant", act_quant=None):
+def minilm_demo(random_state=0, repeats=5, method="twinquant", act_quant="int8"):
     """The demo rows "quantized MiniLM vs fp32": one short text (latency-bound, as an embedding service sees it)
     and a batch of 16 texts.
 

@@ -3,6 +3,7 @@
 import dataclasses
 import json
 
+from ._embedding import QuantizedEmbedding
 from ._formats import FormatSpec
 from ._linear import TwinQuantLinear
 
@@ -23,7 +24,8 @@ def save_quantized(model, path):
     """Write a model holding :class:`TwinQuantLinear` layers to ``path`` (safetensors, no pickle).
 
     The file holds the model's whole ``state_dict`` (packed codes, scales, zero points, factors, transforms and
-    every other parameter) and, as metadata, each quantized layer's name, shapes and number format, so that
+    every other parameter) and, as metadata, each quantized layer's (and :class:`QuantizedEmbedding` table's)
+    name, shapes and number format, so that
     :func:`load_quantized` rebuilds the layers on an unquantized copy of the architecture.
 
     Parameters
@@ -56,18 +58,23 @@ def save_quantized(model, path):
     from safetensors.torch import save_file
 
     layers = {name: _layer_record(m) for name, m in model.named_modules() if isinstance(m, TwinQuantLinear)}
+    tables = {name: {"num_embeddings": m.num_embeddings, "embedding_dim": m.embedding_dim, "n_bits": m.n_bits,
+                     "group_size": m.group_size, "padding_idx": m.padding_idx}
+              for name, m in model.named_modules() if isinstance(m, QuantizedEmbedding)}
     # safetensors refuses tensors sharing memory (tied weights, views): write each as its own copy
     tensors = {k: v.detach().cpu().contiguous().clone() for k, v in model.state_dict().items()}
     path = str(path)
-    save_file(tensors, path, metadata={"format": _FORMAT, "layers": json.dumps(layers)})
+    save_file(tensors, path, metadata={"format": _FORMAT, "layers": json.dumps(layers),
+                                       "embeddings": json.dumps(tables)})
     return path
 
 
 def load_quantized(model, path):
     """Load a file written by :func:`save_quantized` into ``model`` (the unquantized architecture), in place.
 
-    Each layer listed in the file replaces the module of that name by a :class:`TwinQuantLinear` of the stored
-    shapes and format; then every tensor is loaded (strictly: missing or unexpected keys raise).
+    Each layer listed in the file replaces the module of that name by a :class:`TwinQuantLinear` (or a
+    :class:`QuantizedEmbedding`) of the stored shapes and format; then every tensor is loaded (strictly: missing
+    or unexpected keys raise).
 
     Parameters
     ----------
@@ -113,5 +120,10 @@ def load_quantized(model, path):
         new.accounting_transform = rec["accounting_transform"]
         parent, _, child = name.rpartition(".")
         setattr(modules[parent] if parent else model, child, new)
+    for name, rec in json.loads(meta.get("embeddings", "{}")).items():
+        if name not in modules:
+            raise ValueError(f"the model has no module named {name!r}, which {path} quantized.")
+        parent, _, child = name.rpartition(".")
+        setattr(modules[parent] if parent else model, child, QuantizedEmbedding(**rec))
     model.load_state_dict(tensors, strict=True)
     return model

@@ -6,6 +6,8 @@ from ._base import _BaseWeightQuantizer, build_stored_weight
 class RTNQuantizer(_BaseWeightQuantizer):
     """Round-to-nearest block quantization of a weight matrix (INT sym/asym, MXFP4, NVFP4).
 
+    Read more in the :ref:`User Guide <user_guide_quantization>`.
+
     Parameters
     ----------
     n_bits : {2, 3, 4, 8}, default=4
@@ -27,20 +29,28 @@ class RTNQuantizer(_BaseWeightQuantizer):
     Attributes
     ----------
     codes_ : ndarray of shape (out_features, in_features), int8
+        Integer codes of the (transformed) residual: signed for symmetric INT, unsigned with ``zero_points_``
+        for asymmetric INT, E2M1 code indices for MXFP4/NVFP4.
     scales_ : ndarray of shape (out_features, n_groups)
         Group scales as stored: bfloat16 values (held in float32) for INT, E8M0/E4M3 bits for MXFP4/NVFP4.
-    zero_points_ : ndarray or None
+    zero_points_ : ndarray of shape (out_features, n_groups), uint8, or None
+        Per-group zero points of asymmetric INT codes; None when symmetric.
     tensor_scale_ : float32
         RMS of the weight; scales are stored relative to it.
     group_size_ : int
+        Entries per scale group along each row (the format default resolved).
     bits_per_weight_ : float
         Every stored bit (codes, scales, zero points, tensor scale) per weight.
     bits_breakdown_ : dict
+        The stored bits by part (codes, scales, zeros, tensor scale) and their total.
     reconstruction_error_ : float
-        Relative output (or Frobenius) error on the fit data.
+        Relative output error on the calibration data (relative Frobenius error without data).
     fit_time_ : float
+        Wall seconds of ``fit``.
     n_features_in_ : int
-    feature_names_in_ : ndarray of str
+        Number of input features of the weight (its columns, the layer's in_features).
+    feature_names_in_ : ndarray of shape (n_features_in_,) of str
+        Column names of ``X`` when it has string column names (e.g. a DataFrame).
 
     See Also
     --------

@@ -101,6 +101,8 @@ def objective(W, W_hat, H):
 class SVDQuantizer(_LowRankMixin, _BaseWeightQuantizer):
     """Rank-r SVD branch in float16 plus an RTN-quantized residual (SVDQuant's decomposition).
 
+    Read more in the :ref:`User Guide <user_guide_quantization>`.
+
     Parameters
     ----------
     n_bits : {2, 3, 4, 8}, default=4
@@ -139,18 +141,38 @@ class SVDQuantizer(_LowRankMixin, _BaseWeightQuantizer):
     Attributes
     ----------
     rank_ : int
+        Rank of the low-rank branch actually used (``rank`` clipped to ``min(m, n) - 1``).
     components_ : ndarray of shape (rank_, in_features)
         ``V^T``, the subspace of the low-rank branch.
     lowrank_up_ : ndarray of shape (out_features, rank_), float16
+        Left factor of the low-rank branch, tensor scale and balancing folded in, in storage precision.
     lowrank_down_ : ndarray of shape (rank_, in_features), float16
-    codes_, scales_, zero_points_, tensor_scale_, group_size_ : see :class:`RTNQuantizer`
+        Right factor of the low-rank branch, in storage precision.
+    balance_ : ndarray of shape (rank_,)
+        Per-component balancing factors ``g_k`` between the two stored factors.
+    codes_ : ndarray of shape (out_features, in_features), int8
+        Integer codes of the (transformed) residual: signed for symmetric INT, unsigned with ``zero_points_``
+        for asymmetric INT, E2M1 code indices for MXFP4/NVFP4.
+    scales_ : ndarray of shape (out_features, n_groups)
+        Group scales as stored: bfloat16 values (held in float32) for INT, E8M0/E4M3 bits for MXFP4/NVFP4.
+    zero_points_ : ndarray of shape (out_features, n_groups), uint8, or None
+        Per-group zero points of asymmetric INT codes; None when symmetric.
+    tensor_scale_ : float32
+        RMS of the weight; scales are stored relative to it.
+    group_size_ : int
+        Entries per scale group along each row (the format default resolved).
     bits_per_weight_ : float
-        Includes the low-rank factors.
+        Every stored bit (codes, scales, zero points, tensor scale, low-rank factors) per weight.
     bits_breakdown_ : dict
+        The stored bits by part (codes, scales, zeros, tensor scale, low-rank factors) and their total.
     reconstruction_error_ : float
+        Relative output error on the calibration data (relative Frobenius error without data).
     fit_time_ : float
+        Wall seconds of ``fit``.
     n_features_in_ : int
-    feature_names_in_ : ndarray of str
+        Number of input features of the weight (its columns, the layer's in_features).
+    feature_names_in_ : ndarray of shape (n_features_in_,) of str
+        Column names of ``X`` when it has string column names (e.g. a DataFrame).
 
     See Also
     --------

@@ -120,6 +120,8 @@ def optimise_twinquant(Wn, H, V0, B0, fmt, *, tau0=None, residual_transform="dia
 class TwinQuant(_LowRankMixin, _BaseWeightQuantizer):
     """Learned low-rank (float16) + 4-bit residual weight quantization, optimised for the output error.
 
+    Read more in the :ref:`User Guide <user_guide_quantization>`.
+
     Parameters
     ----------
     n_bits : {2, 3, 4, 8}, default=4
@@ -180,23 +182,52 @@ class TwinQuant(_LowRankMixin, _BaseWeightQuantizer):
     Attributes
     ----------
     rank_ : int
+        Rank of the low-rank branch actually used (``rank`` clipped to ``min(m, n) - 1``).
     components_ : ndarray of shape (rank_, in_features)
         ``V^T`` of the learned subspace.
-    lowrank_up_, lowrank_down_ : ndarray, float16
-    input_transform_ : ndarray of shape (in_features,) or None
-        The stored diagonal T (float16).
+    lowrank_up_ : ndarray of shape (out_features, rank_), float16
+        Left factor of the low-rank branch, tensor scale and balancing folded in, in storage precision.
+    lowrank_down_ : ndarray of shape (rank_, in_features), float16
+        Right factor of the low-rank branch, in storage precision.
+    input_transform_ : ndarray of shape (in_features,) or (n_blocks, block, block), or None
+        The stored residual transform T (float16): diagonal, block-diagonal, or None.
     balance_ : ndarray of shape (rank_,)
+        Per-component balancing factors ``g_k`` between the two stored factors.
     loss_curve_ : list of float
         Training objective at each evaluated iterate (iterate 0 = initialisation).
     n_iter_ : int
+        Optimisation steps run.
     best_iter_ : int
         Iterate whose parameters are stored (0 = the initialisation won).
     init_error_ : float
         Undamped objective of the stored initialisation.
     objective_ : str
         "output" or "weight".
-    codes_, scales_, zero_points_, tensor_scale_, group_size_, bits_per_weight_, bits_breakdown_,
-    reconstruction_error_, fit_time_, n_features_in_, feature_names_in_ : see :class:`SVDQuantizer`
+    optimisation_time_ : float
+        Wall seconds spent in the optimisation loop (part of ``fit_time_``).
+    codes_ : ndarray of shape (out_features, in_features), int8
+        Integer codes of the (transformed) residual: signed for symmetric INT, unsigned with ``zero_points_``
+        for asymmetric INT, E2M1 code indices for MXFP4/NVFP4.
+    scales_ : ndarray of shape (out_features, n_groups)
+        Group scales as stored: bfloat16 values (held in float32) for INT, E8M0/E4M3 bits for MXFP4/NVFP4.
+    zero_points_ : ndarray of shape (out_features, n_groups), uint8, or None
+        Per-group zero points of asymmetric INT codes; None when symmetric.
+    tensor_scale_ : float32
+        RMS of the weight; scales are stored relative to it.
+    group_size_ : int
+        Entries per scale group along each row (the format default resolved).
+    bits_per_weight_ : float
+        Every stored bit (codes, scales, zero points, tensor scale, low-rank factors, transform) per weight.
+    bits_breakdown_ : dict
+        The stored bits by part (codes, scales, zeros, tensor scale, low-rank factors, transform) and their total.
+    reconstruction_error_ : float
+        Relative output error on the calibration data (relative Frobenius error without data).
+    fit_time_ : float
+        Wall seconds of ``fit``.
+    n_features_in_ : int
+        Number of input features of the weight (its columns, the layer's in_features).
+    feature_names_in_ : ndarray of shape (n_features_in_,) of str
+        Column names of ``X`` when it has string column names (e.g. a DataFrame).
 
     See Also
     --------

@@ -61,6 +61,8 @@ class WUSHQuantizer(_BaseWeightQuantizer):
     ``W_hat_b = Q(W_b T_b^-1) T_b``; at inference the activations become ``T_b x_b`` (quantized per token
     in W4A4). The family: "wush", "wus" (no Hadamard), "hadamard" (QuaRot-style blockwise), "identity".
 
+    Read more in the :ref:`User Guide <user_guide_quantization>`.
+
     Parameters
     ----------
     n_bits : {2, 3, 4, 8}, default=4
@@ -96,8 +98,30 @@ class WUSHQuantizer(_BaseWeightQuantizer):
     inverse_transforms_ : ndarray of shape (n_blocks, block_size_, block_size_)
         float64 inverses of the stored T_b.
     block_size_ : int
-    codes_, scales_, zero_points_, tensor_scale_, group_size_, bits_per_weight_, bits_breakdown_,
-    reconstruction_error_, fit_time_, n_features_in_, feature_names_in_ : see :class:`RTNQuantizer`
+        Size of the transform blocks along the input dimension.
+    codes_ : ndarray of shape (out_features, in_features), int8
+        Integer codes of the (transformed) residual: signed for symmetric INT, unsigned with ``zero_points_``
+        for asymmetric INT, E2M1 code indices for MXFP4/NVFP4.
+    scales_ : ndarray of shape (out_features, n_groups)
+        Group scales as stored: bfloat16 values (held in float32) for INT, E8M0/E4M3 bits for MXFP4/NVFP4.
+    zero_points_ : ndarray of shape (out_features, n_groups), uint8, or None
+        Per-group zero points of asymmetric INT codes; None when symmetric.
+    tensor_scale_ : float32
+        RMS of the weight; scales are stored relative to it.
+    group_size_ : int
+        Entries per scale group along each row (the format default resolved).
+    bits_per_weight_ : float
+        Every stored bit (codes, scales, zero points, tensor scale, block transforms) per weight.
+    bits_breakdown_ : dict
+        The stored bits by part (codes, scales, zeros, tensor scale, block transforms) and their total.
+    reconstruction_error_ : float
+        Relative output error on the calibration data (relative Frobenius error without data).
+    fit_time_ : float
+        Wall seconds of ``fit``.
+    n_features_in_ : int
+        Number of input features of the weight (its columns, the layer's in_features).
+    feature_names_in_ : ndarray of shape (n_features_in_,) of str
+        Column names of ``X`` when it has string column names (e.g. a DataFrame).
 
     See Also
     --------
