@@ -15,6 +15,7 @@ from benchmarks._headlines import (
     PRIMARY,
     VERDICT_WORDS,
     headline_args,
+    headline_benchmarks,
     headline_of,
     is_number,
     pick,
@@ -478,13 +479,14 @@ def build_claims(results=None):
 
 # ------------------------------------------------------------------------------------ the README headline table
 def headline_table(results=None, link_prefix=""):
-    """One row per family (its :data:`PRIMARY` benchmark): ours beside the strongest baseline, the run's mode."""
+    """One row per family (its :data:`PRIMARY` benchmark, then any :data:`SECONDARY` ones): ours beside the
+    strongest baseline, the run's mode."""
     results = candidates() if results is None else results
     header = ["family", "benchmark", "run", "case", "metric", "ours", "strongest baseline", "ours / baseline",
               "verdict"]
     claim = Claim().say("| " + " | ".join(header) + " |\n|" + "|".join("---" for _ in header) + "|\n")
-    for family in METHOD_FAMILIES:
-        result = pick(PRIMARY[family], results)
+    for family, name in ((f, n) for f in METHOD_FAMILIES for n in headline_benchmarks(f)):
+        result = pick(name, results)
         head = headline_of(result) if result is not None else None
         if head is None or head.get("legacy"):
             continue
@@ -507,7 +509,8 @@ def headline_table(results=None, link_prefix=""):
 def quick_rows_note(results=None):
     """Names the README headline rows that come from quick runs (reduced grids and seeds), or says there are none."""
     results = candidates() if results is None else results
-    quick = [r for r in (pick(PRIMARY[f], results) for f in METHOD_FAMILIES) if r is not None and r.mode == "quick"]
+    quick = [r for r in (pick(n, results) for f in METHOD_FAMILIES for n in headline_benchmarks(f))
+             if r is not None and r.mode == "quick"]
     c = Claim()
     if not quick:
         return c.say("Every row comes from a full run.")

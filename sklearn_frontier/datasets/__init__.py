@@ -15,7 +15,7 @@ _EXPORTS = {
     "_minilm": ["load_minilm_l6_v2", "load_stdlib_docstrings", "BertWordPieceTokenizer"],
     "_transport": ["make_measure_path"],
     "_spanning_trees": ["make_horseshoe", "horseshoe_boundary", "horseshoe_function", "make_rotated_u",
-                        "rotated_u_boundary", "make_slit_annulus"],
+                        "rotated_u_boundary", "make_slit_annulus", "make_spiral_band"],
 }
 _LAZY = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = sorted(_LAZY)

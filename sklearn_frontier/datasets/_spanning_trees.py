@@ -1,10 +1,11 @@
-"""Regression on constrained domains: the mgcv horseshoe and BAMDT's rotated U with jumps."""
+"""Regression on constrained domains: the mgcv horseshoe, BAMDT's rotated U with jumps, a slit annulus and a
+spiral band."""
 
 import numpy as np
 from sklearn.utils import check_random_state
 
 __all__ = ["horseshoe_boundary", "horseshoe_function", "make_horseshoe", "make_rotated_u", "make_slit_annulus",
-           "rotated_u_boundary"]
+           "make_spiral_band", "rotated_u_boundary"]
 
 
 def horseshoe_boundary(n_theta=40, r0=0.1, r=0.5, l=3.0):
@@ -291,3 +292,84 @@ def make_slit_annulus(n_samples=500, *, noise=0.1, slit=0.05, n_theta=60, random
     t = np.linspace(slit / 2, 2 * np.pi - slit / 2, n_theta)
     boundary = np.r_[np.c_[np.cos(t), np.sin(t)], 0.5 * np.c_[np.cos(t[::-1]), np.sin(t[::-1])]]
     return X, theta + noise * rng.normal(size=n_samples), theta, boundary
+
+
+def _spiral_coordinates(X, spacing, half_width, theta_range):
+    """Winding angle of the nearest turn of the spiral ``r = spacing * theta / (2 pi)`` and the radial offset from
+    it; NaN for points outside the band (farther than ``half_width`` from every turn, or past either end)."""
+    b = spacing / (2 * np.pi)
+    r = np.hypot(X[:, 0], X[:, 1])
+    phi = np.mod(np.arctan2(X[:, 1], X[:, 0]), 2 * np.pi)
+    theta = phi + 2 * np.pi * np.round((r / b - phi) / (2 * np.pi))
+    offset = r - b * theta
+    inside = (np.abs(offset) <= half_width) & (theta >= theta_range[0]) & (theta <= theta_range[1])
+    return np.where(inside, theta, np.nan), np.where(inside, offset, np.nan)
+
+
+def make_spiral_band(n_samples=500, *, noise=0.2, turns=2.0, spacing=0.5, half_width=0.2, n_theta=100,
+                     random_state=None):
+    """Sample a band around an Archimedean spiral; the truth rises along the band and jumps between its turns.
+
+    The band is the set of points within ``half_width`` (radially) of the spiral ``r = spacing * theta / (2 pi)``
+    for ``theta`` from ``pi`` to ``pi + 2 pi turns``. Neighbouring turns are only ``spacing - 2 half_width`` apart
+    across a curved gap, while the truth ``f = theta / 2 + 0.5 sin(3 theta) + 2 offset`` differs by ``pi`` between
+    them: the barrier follows no coordinate axis, so axis-aligned splits and Euclidean smoothers both straddle it.
+
+    Parameters
+    ----------
+    n_samples : int, default=500
+        Number of points, uniform on the band.
+    noise : float, default=0.2
+        Standard deviation of the Gaussian noise added to the truth.
+    turns : float, default=2.0
+        Number of turns of the band.
+    spacing : float, default=0.5
+        Radial distance between consecutive turns of the spiral's centre line.
+    half_width : float, default=0.2
+        Radial half-width of the band; must be below ``spacing / 2`` so that the turns do not touch.
+    n_theta : int, default=100
+        Boundary points per turn on each side of the band.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the points and the noise.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, 2)
+        The points.
+    y : ndarray of shape (n_samples,)
+        Noisy responses.
+    f : ndarray of shape (n_samples,)
+        The noiseless truth.
+    boundary : ndarray of shape (2 * (round(n_theta * turns) + 1), 2)
+        The band's boundary polygon (outer side outwards, then inner side back), as
+        ``PRBASTRegressor(domain=...)`` takes it.
+
+    Examples
+    --------
+    >>> from sklearn_frontier.datasets import make_spiral_band
+    >>> X, y, f, boundary = make_spiral_band(20, random_state=0)
+    >>> X.shape, boundary.shape
+    ((20, 2), (402, 2))
+    """
+    if not 0 < half_width < spacing / 2:
+        raise ValueError(f"half_width must lie in (0, spacing / 2) = (0, {spacing / 2}), got {half_width!r}.")
+    if not turns > 0:
+        raise ValueError(f"turns must be positive, got {turns!r}.")
+    rng = check_random_state(random_state)
+    theta_range = (np.pi, np.pi + 2 * np.pi * turns)
+    extent = spacing * theta_range[1] / (2 * np.pi) + half_width
+    pts, n = [], 0
+    while n < n_samples:
+        P = rng.uniform(-extent, extent, size=(4 * n_samples + 16, 2))
+        P = P[np.isfinite(_spiral_coordinates(P, spacing, half_width, theta_range)[0])]
+        pts.append(P)
+        n += P.shape[0]
+    X = np.concatenate(pts)[:n_samples]
+    theta, offset = _spiral_coordinates(X, spacing, half_width, theta_range)
+    f = theta / 2 + 0.5 * np.sin(3 * theta) + 2 * offset
+    t = np.linspace(*theta_range, int(round(n_theta * turns)) + 1)
+    centre = spacing * t / (2 * np.pi)
+    outer = (centre + half_width)[:, None] * np.c_[np.cos(t), np.sin(t)]
+    inner = (centre - half_width)[:, None] * np.c_[np.cos(t), np.sin(t)]
+    boundary = np.r_[outer, inner[::-1]]
+    return X, f + noise * rng.normal(size=n_samples), f, boundary
