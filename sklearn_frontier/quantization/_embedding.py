@@ -144,7 +144,7 @@ class QuantizedEmbedding(torch.nn.Module):
 
         Returns
         -------
-        rows : torch.Tensor of shape (*input.shape, embedding_dim)
+        rows : torch.Tensor of shape ``input.shape + (embedding_dim,)``
             The decoded float32 rows.
         """
         return self._decode(self.codes[input], self.scales[input])
