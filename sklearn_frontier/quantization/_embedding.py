@@ -4,7 +4,12 @@ import math
 
 import torch
 
+from sklearn_frontier.kernels.quantization import lut4_dequantize, pack_int4
+
 __all__ = ["QuantizedEmbedding"]
+
+# value of each nibble read as two's complement: 0..7, then -8..-1
+_SIGNED_NIBBLES = torch.tensor([*range(8), *range(-8, 0)], dtype=torch.float32)
 
 
 class QuantizedEmbedding(torch.nn.Module):
@@ -14,8 +19,8 @@ class QuantizedEmbedding(torch.nn.Module):
     magnitude ``a`` gets the scale ``s = a / q_max`` (``q_max`` = 127 for 8 bits, 7 for 4 bits, ``s`` rounded to
     float16) and codes ``q = clamp(round(w / s), -q_max - 1, q_max)``. ``forward`` gathers the codes and scales of
     the requested ids only and decodes them (``q s``), so the table is never expanded to float. 4-bit codes are
-    stored two per byte (offset by 8). Build it with :meth:`from_embedding`, or let :func:`quantize_model`
-    replace a model's tables (``embedding_bits=``).
+    stored two per byte (two's complement, as the linear layers' codes). Build it with :meth:`from_embedding`, or
+    let :func:`quantize_model` replace a model's tables (``embedding_bits=``).
 
     Read more in the :ref:`User Guide <user_guide_quantization>`.
 
@@ -34,7 +39,7 @@ class QuantizedEmbedding(torch.nn.Module):
     ----------
     codes : torch.Tensor of dtype uint8 or int8
         The stored codes: int8 (num_embeddings, embedding_dim) for 8 bits, uint8 (num_embeddings,
-        ceil(embedding_dim / 2)) holding two offset 4-bit codes per byte for 4 bits (a buffer).
+        ceil(embedding_dim / 2)) holding two 4-bit two's-complement codes per byte for 4 bits (a buffer).
     scales : torch.Tensor of dtype float16, shape (num_embeddings, n_groups)
         One scale per row group (a buffer).
     n_groups : int
@@ -69,7 +74,7 @@ class QuantizedEmbedding(torch.nn.Module):
         if n_bits == 8:
             self.register_buffer("codes", torch.zeros((V, D), dtype=torch.int8))
         else:
-            self.register_buffer("codes", torch.full((V, (D + 1) // 2), 0x88, dtype=torch.uint8))
+            self.register_buffer("codes", torch.zeros((V, (D + 1) // 2), dtype=torch.uint8))
         self.register_buffer("scales", torch.zeros((V, self.n_groups), dtype=torch.float16))
 
     @classmethod
@@ -106,20 +111,18 @@ class QuantizedEmbedding(torch.nn.Module):
             if n_bits == 8:
                 mod.codes.copy_(q.to(torch.int8))
             else:
-                u = (q + 8).to(torch.uint8)
-                if D % 2:
-                    u = torch.cat([u, torch.full((V, 1), 8, dtype=torch.uint8)], dim=1)
-                mod.codes.copy_(u[:, 0::2] | (u[:, 1::2] << 4))
+                mod.codes.copy_(torch.from_numpy(pack_int4(q.to(torch.int8).numpy())))
         return mod.to(embedding.weight.device)
 
     def _decode(self, codes, scales):
         """Float32 rows (..., embedding_dim) from gathered codes and scales."""
-        if self.n_bits == 8:
-            q = codes.to(torch.float32)
-        else:
-            q = torch.stack([codes & 15, codes >> 4], dim=-1).flatten(-2)[..., :self.embedding_dim]
-            q = q.to(torch.float32) - 8.0
-        s = scales.to(torch.float32)
+        lead = codes.shape[:-1]
+        if self.n_bits == 4:
+            # the linear layers' 4-bit decode kernel, with the two's-complement nibble table
+            rows = lut4_dequantize(codes.reshape(-1, codes.shape[-1]), _SIGNED_NIBBLES,
+                                   scales.reshape(-1, self.n_groups), group_size=self._group, n=self.embedding_dim)
+            return rows.reshape(*lead, self.embedding_dim)
+        q, s = codes.to(torch.float32), scales.to(torch.float32)
         if self.n_groups == 1:
             return q * s
         return q * s.repeat_interleave(self._group, dim=-1)[..., :self.embedding_dim]
