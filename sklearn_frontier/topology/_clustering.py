@@ -6,12 +6,12 @@ from sklearn.base import BaseEstimator, ClusterMixin
 
 from sklearn_frontier.utils._compat import Interval, StrOptions, _fit_context
 
-from ._base import SPECTRAL_CONSTRAINTS, _CEOMixin, _VotePredictMixin
+from ._base import _CEO_ATTRIBUTES_DOC, SPECTRAL_CONSTRAINTS, _CEOMixin, _VotePredictMixin
 from ._spectral import assign_labels
 
 
 class CEOSpectralClustering(_CEOMixin, _VotePredictMixin, ClusterMixin, BaseEstimator):
-    """Spectral clustering on the collapsed effective operator S_ε of a clique or hypergraph complex.
+    __doc__ = """Spectral clustering on the collapsed effective operator S_ε of a clique or hypergraph complex.
 
     Clusters the vertices of a graph (the kNN graph of X, or a precomputed adjacency) together with its
     higher-order cells (cliques, or hyperedges given as ``cells``) through the smallest eigenvectors of the
@@ -71,44 +71,7 @@ class CEOSpectralClustering(_CEOMixin, _VotePredictMixin, ClusterMixin, BaseEsti
         Φ = D^{-1/2}Ψ (eigvecs, trivial first vector kept) or HKS features.
     eigenvalues_ : ndarray of shape (n_components,)
         Smallest eigenvalues of M, ascending.
-    operator_ : ndarray or CollapsedOperator
-        The unnormalised collapsed operator S_ε: dense on the dense routes, matrix-free (a
-        :class:`CollapsedOperator` or the chain operator with its exact diagonal) otherwise.
-    affinity_matrix_ : scipy.sparse.csr_matrix of shape (n_vertices_, n_vertices_)
-        The 0/1 graph of the vertices: the union-symmetrised kNN graph of X, or the pattern of the
-        precomputed adjacency.
-    boundaries_ : list of scipy.sparse.csr_matrix
-        Boundary matrices B_1, ..., B_K of the complex (B_k maps rank-k cells to rank-(k - 1) cells).
-    n_cells_ : ndarray of shape (K + 1,)
-        Number of cells of each rank, vertices first.
-    betas_ : ndarray of shape (K,)
-        Boundary weights β_1, ..., β_K used (``betas``, or ones).
-    gammas_ : ndarray of shape (K,)
-        Couplings γ_0, ..., γ_{K-1} used (``gammas``, or ``coupling`` times ``coupling_bounds_``); NaN
-        where a bound was not computed because its coupling cannot change S_ε (chain complexes).
-    coupling_bounds_ : ndarray of shape (K,)
-        Upper bound of each coupling under ``coupling_bound`` (NaN where not computed, as in
-        ``gammas_``).
-    chain_defect_ : float
-        ‖B_1B_2‖_max (0 ⇒ the chain lemma applies).
-    fast_path_ : bool
-        Whether S_ε was computed directly as f_ε(L_0) (see ``fast_path``).
-    solver_ : str
-        The solver used, "dense" or "cg" (``solver="auto"`` resolved).
-    route_ : str
-        How S_ε was computed: "chain", "chain-selinv", "cellwise", "schur" or "splu" on the dense
-        solver, "cg", "cg-chain" or "cg-cellwise" matrix-free.
-    degeneracy_ : float in [0, 1]
-        λ_max(S_ε − f_ε(L_0)) / λ_max(A − f_ε(L_0)); 0 ⇔ higher cells have no effect.
-    sandwich_gap_ : float
-        ‖A − S_ε‖₂ (NaN where it is not computed, on matrix-free routes).
-    sandwich_bound_ : float
-        γ_0²/β_1, the bound of ``sandwich_gap_``.
-    n_cg_iter_ : int
-        Inner PCG iterations (summed over columns) of the matrix-free operator during fit; 0 on dense routes.
-    n_vertices_ : int
-        Number of vertices (rows of X, or the vertices of a hypergraph given by ``cells`` alone).
-    normalization_ : str
+""" + _CEO_ATTRIBUTES_DOC + """    normalization_ : str
         The normalisation applied, "diag", "degree" or "none" (``normalize`` resolved).
     n_eigen_iter_ : int
         LOBPCG iterations of the matrix-free eigensolver; 0 on the dense route.

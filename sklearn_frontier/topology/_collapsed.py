@@ -10,12 +10,12 @@ from sklearn.neighbors import NearestNeighbors
 
 from sklearn_frontier.utils._compat import Interval, _fit_context, check_is_fitted, validate_data
 
-from ._base import SPECTRAL_CONSTRAINTS, _CEOMixin
+from ._base import _CEO_ATTRIBUTES_DOC, SPECTRAL_CONSTRAINTS, _CEOMixin
 from ._spectral import heat_kernel_signature, shepard_extension
 
 
 class CollapsedLaplacian(_CEOMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
-    """Spectral embedding (or heat-kernel signatures) of the collapsed effective operator S_ε of a complex.
+    __doc__ = """Spectral embedding (or heat-kernel signatures) of the collapsed effective operator S_ε of a complex.
 
     Same complex and operator as :class:`CEOSpectralClustering`; ``fit_transform`` returns the embedding and
     ``transform`` extends it to new rows.
@@ -46,44 +46,7 @@ features, hks_times : see CEOSpectralClustering
         Smallest eigenvalues of the normalised operator, ascending.
     hks_times_ : ndarray
         Heat-kernel times of the signatures (features="hks" only).
-    operator_ : ndarray or CollapsedOperator
-        The unnormalised collapsed operator S_ε: dense on the dense routes, matrix-free (a
-        :class:`CollapsedOperator` or the chain operator with its exact diagonal) otherwise.
-    affinity_matrix_ : scipy.sparse.csr_matrix of shape (n_vertices_, n_vertices_)
-        The 0/1 graph of the vertices: the union-symmetrised kNN graph of X, or the pattern of the
-        precomputed adjacency.
-    boundaries_ : list of scipy.sparse.csr_matrix
-        Boundary matrices B_1, ..., B_K of the complex (B_k maps rank-k cells to rank-(k - 1) cells).
-    n_cells_ : ndarray of shape (K + 1,)
-        Number of cells of each rank, vertices first.
-    betas_ : ndarray of shape (K,)
-        Boundary weights β_1, ..., β_K used (``betas``, or ones).
-    gammas_ : ndarray of shape (K,)
-        Couplings γ_0, ..., γ_{K-1} used (``gammas``, or ``coupling`` times ``coupling_bounds_``); NaN
-        where a bound was not computed because its coupling cannot change S_ε (chain complexes).
-    coupling_bounds_ : ndarray of shape (K,)
-        Upper bound of each coupling under ``coupling_bound`` (NaN where not computed, as in
-        ``gammas_``).
-    chain_defect_ : float
-        ‖B_1B_2‖_max (0 ⇒ the chain lemma applies).
-    fast_path_ : bool
-        Whether S_ε was computed directly as f_ε(L_0) (see ``fast_path``).
-    solver_ : str
-        The solver used, "dense" or "cg" (``solver="auto"`` resolved).
-    route_ : str
-        How S_ε was computed: "chain", "chain-selinv", "cellwise", "schur" or "splu" on the dense
-        solver, "cg", "cg-chain" or "cg-cellwise" matrix-free.
-    degeneracy_ : float in [0, 1]
-        λ_max(S_ε − f_ε(L_0)) / λ_max(A − f_ε(L_0)); 0 ⇔ higher cells have no effect.
-    sandwich_gap_ : float
-        ‖A − S_ε‖₂ (NaN where it is not computed, on matrix-free routes).
-    sandwich_bound_ : float
-        γ_0²/β_1, the bound of ``sandwich_gap_``.
-    n_cg_iter_ : int
-        Inner PCG iterations (summed over columns) of the matrix-free operator during fit; 0 on dense routes.
-    n_vertices_ : int
-        Number of vertices (rows of X, or the vertices of a hypergraph given by ``cells`` alone).
-    normalization_ : str
+""" + _CEO_ATTRIBUTES_DOC + """    normalization_ : str
         The normalisation applied, "diag", "degree" or "none" (``normalize`` resolved).
     n_eigen_iter_ : int
         LOBPCG iterations of the matrix-free eigensolver; 0 on the dense route.

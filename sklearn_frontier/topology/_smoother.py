@@ -10,11 +10,11 @@ from sklearn.exceptions import ConvergenceWarning
 
 from sklearn_frontier.utils._compat import Interval, _fit_context, check_is_fitted, validate_data
 
-from ._base import OPERATOR_CONSTRAINTS, _CEOMixin
+from ._base import _CEO_ATTRIBUTES_DOC, OPERATOR_CONSTRAINTS, _CEOMixin
 
 
 class CEOSmoother(_CEOMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
-    """Graph/complex smoothing filter Ŷ = (I + τ S_ε)⁻¹ Y on the fitted vertices (transductive).
+    __doc__ = """Graph/complex smoothing filter Ŷ = (I + τ S_ε)⁻¹ Y on the fitted vertices (transductive).
 
     ``fit(X)`` builds the kNN graph of X's rows (or takes a precomputed adjacency), its complex and S_ε: X
     places the vertices, it is not the signal. :meth:`smooth` filters signals on the fitted vertices, any number
@@ -48,44 +48,7 @@ class CEOSmoother(_CEOMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimat
     ----------
     factor_ : tuple or None
         Cholesky factor of I + τS_ε (dense route), None matrix-free.
-    operator_ : ndarray or CollapsedOperator
-        The unnormalised collapsed operator S_ε: dense on the dense routes, matrix-free (a
-        :class:`CollapsedOperator` or the chain operator with its exact diagonal) otherwise.
-    affinity_matrix_ : scipy.sparse.csr_matrix of shape (n_vertices_, n_vertices_)
-        The 0/1 graph of the vertices: the union-symmetrised kNN graph of X, or the pattern of the
-        precomputed adjacency.
-    boundaries_ : list of scipy.sparse.csr_matrix
-        Boundary matrices B_1, ..., B_K of the complex (B_k maps rank-k cells to rank-(k - 1) cells).
-    n_cells_ : ndarray of shape (K + 1,)
-        Number of cells of each rank, vertices first.
-    betas_ : ndarray of shape (K,)
-        Boundary weights β_1, ..., β_K used (``betas``, or ones).
-    gammas_ : ndarray of shape (K,)
-        Couplings γ_0, ..., γ_{K-1} used (``gammas``, or ``coupling`` times ``coupling_bounds_``); NaN
-        where a bound was not computed because its coupling cannot change S_ε (chain complexes).
-    coupling_bounds_ : ndarray of shape (K,)
-        Upper bound of each coupling under ``coupling_bound`` (NaN where not computed, as in
-        ``gammas_``).
-    chain_defect_ : float
-        ‖B_1B_2‖_max (0 ⇒ the chain lemma applies).
-    fast_path_ : bool
-        Whether S_ε was computed directly as f_ε(L_0) (see ``fast_path``).
-    solver_ : str
-        The solver used, "dense" or "cg" (``solver="auto"`` resolved).
-    route_ : str
-        How S_ε was computed: "chain", "chain-selinv", "cellwise", "schur" or "splu" on the dense
-        solver, "cg", "cg-chain" or "cg-cellwise" matrix-free.
-    degeneracy_ : float in [0, 1]
-        λ_max(S_ε − f_ε(L_0)) / λ_max(A − f_ε(L_0)); 0 ⇔ higher cells have no effect.
-    sandwich_gap_ : float
-        ‖A − S_ε‖₂ (NaN where it is not computed, on matrix-free routes).
-    sandwich_bound_ : float
-        γ_0²/β_1, the bound of ``sandwich_gap_``.
-    n_cg_iter_ : int
-        Inner PCG iterations (summed over columns) of the matrix-free operator during fit; 0 on dense routes.
-    n_vertices_ : int
-        Number of vertices (rows of X, or the vertices of a hypergraph given by ``cells`` alone).
-    n_features_in_ : int
+""" + _CEO_ATTRIBUTES_DOC + """    n_features_in_ : int
         Number of features seen during ``fit`` (n_samples with ``affinity="precomputed"``).
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Names of features seen during ``fit``. Defined only when X has feature names that are all
