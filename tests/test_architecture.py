@@ -94,6 +94,26 @@ def test_import_graph_has_no_cycle():
     assert _cycles(graph) == []
 
 
+FAMILY_PACKAGES = ("sdr", "spanning_trees", "configurations", "iv", "topology", "annotation", "quantization",
+                   "transport")
+
+
+def _family(module):
+    """The method family a module of ``sklearn_frontier`` belongs to, or None (utils, datasets, kernels...)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[0] == "sklearn_frontier" and parts[1] in FAMILY_PACKAGES else None
+
+
+def test_no_family_imports_another_familys_private_module():
+    """Shared plumbing lives in utils/: a family that reaches into another family's private module ties the two
+    together by accident (the atomic state files once lived in the annotation family)."""
+    crossings = sorted(
+        f"{source} -> {target}" for source, targets in _import_graph().items() for target in targets
+        if _family(source) and _family(target) and _family(source) != _family(target)
+        and any(part.startswith("_") for part in target.split(".")[2:]))
+    assert crossings == []
+
+
 def test_cycle_detector_finds_a_planted_circle():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert _cycles(graph) == [["a", "b", "c"]]

@@ -14,10 +14,10 @@ import pytest
 from sklearn.base import clone
 
 from sklearn_frontier.annotation import RoundRobinAnnotator
-from sklearn_frontier.annotation._persistence import atomic_savez, read_state_file
 from sklearn_frontier.exceptions import StateFileError
 from sklearn_frontier.spanning_trees import BASTRegressor, PRBASTRegressor
 from sklearn_frontier.spanning_trees._checkpoint import _decode
+from sklearn_frontier.utils._atomic_files import atomic_savez, read_state_file
 
 REPO = Path(__file__).resolve().parents[1]
 ESTIMATORS = [PRBASTRegressor, BASTRegressor]

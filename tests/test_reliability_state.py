@@ -19,8 +19,8 @@ from sklearn_frontier.annotation import (
     RoundRobinAnnotator,
     load_annotator,
 )
-from sklearn_frontier.annotation._persistence import atomic_savez, read_state_file
 from sklearn_frontier.exceptions import StateFileError
+from sklearn_frontier.utils._atomic_files import atomic_savez, read_state_file
 
 ANNOTATORS = [MA3SAnnotator, RoundRobinAnnotator, RandomAnnotator]
 REPO = Path(__file__).resolve().parents[1]

@@ -8,11 +8,12 @@ import time
 import numpy as np
 
 from sklearn_frontier.exceptions import StateFileError
+from sklearn_frontier.utils._atomic_files import atomic_savez, read_state_file
 from sklearn_frontier.utils._progress import progress_bar
 from sklearn_frontier.utils._warnings import warn_user
 
 from ._aggregation import _dawid_skene_codes
-from ._persistence import atomic_savez, from_state_arrays, journal_append, read_state_file, state_arrays
+from ._persistence import from_state_arrays, journal_append, state_arrays
 from ._validation import count_votes, encode_labels
 
 _HISTORY_KEYS = ("n_labels", "label_accuracy", "mean_uncertainty", "max_uncertainty", "expected_errors",

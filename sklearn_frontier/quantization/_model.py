@@ -237,7 +237,7 @@ def _checkpoint_file(folder, index):
 
 def _save_layer(path, fingerprint, qw, record):
     """One quantized layer (its :class:`QuantizedWeight` and report record), written atomically."""
-    from sklearn_frontier.annotation._persistence import atomic_savez
+    from sklearn_frontier.utils._atomic_files import atomic_savez
 
     arrays, fields = {}, {}
     for f in dataclasses.fields(qw):
@@ -258,8 +258,8 @@ def _save_layer(path, fingerprint, qw, record):
 def _load_layer(path, fingerprint):
     """The (QuantizedWeight, record) of a checkpointed layer; ValueError naming the file if it is damaged,
     foreign, or was written for other arguments or weights."""
-    from sklearn_frontier.annotation._persistence import read_state_file
     from sklearn_frontier.exceptions import StateFileError
+    from sklearn_frontier.utils._atomic_files import read_state_file
 
     arrays = read_state_file(path)
     try:

@@ -2,7 +2,7 @@
 
 The chains run in segments of ``checkpoint_every`` sweeps; after each segment the chain states (components,
 global state, fit, noise variance, sweep counter, the generator's bit state) and every kept draw so far are
-written atomically (:func:`~sklearn_frontier.annotation._persistence.atomic_savez`: temp file, fsync, rename,
+written atomically (:func:`~sklearn_frontier.utils._atomic_files.atomic_savez`: temp file, fsync, rename,
 SHA-256 of every member). A chain's result depends only on its own generator and sweep count, so running in
 segments, or resuming a killed fit from its last checkpoint, gives bit-for-bit the uninterrupted result.
 SIGINT during a fit is deferred to the end of the current sweep: the state is then saved and
@@ -21,8 +21,8 @@ import threading
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from sklearn_frontier.annotation._persistence import atomic_savez, read_state_file
 from sklearn_frontier.exceptions import StateFileError
+from sklearn_frontier.utils._atomic_files import atomic_savez, read_state_file
 from sklearn_frontier.utils._parallel import Parallel, delayed
 
 from ._mcmc import run_chain
