@@ -10,12 +10,15 @@ import fnmatch
 import json
 import math
 import os
-import platform
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+from benchmarks._stamp import machine_stamp, run_stamp, stamp_line
+
+run_stamp()  # the commit and the uncommitted source files when the run starts (this module loads with it)
 
 # Full runs write here, quick runs into its quick/ folder (results_dir); SKLEARN_FRONTIER_BENCH_RESULTS points a
 # run elsewhere (a scratch folder, say).
@@ -23,21 +26,12 @@ RESULTS = Path(os.environ.get("SKLEARN_FRONTIER_BENCH_RESULTS") or Path(__file__
 
 
 def machine_info():
-    import sklearn
-    import threadpoolctl
-
-    info = {
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "cpu_count": os.cpu_count(),
-        "numpy": np.__version__,
-        "scikit-learn": sklearn.__version__,
-        "blas": [
-            {k: d.get(k) for k in ("internal_api", "num_threads", "architecture")}
-            for d in threadpoolctl.threadpool_info()
-        ],
-    }
-    return info
+    """The machine a results file was measured on: :func:`benchmarks._stamp.machine_stamp` (CPU model, SIMD level,
+    thread counts, library versions) plus the short keys older reports read."""
+    info = machine_stamp()
+    versions = info["versions"]
+    return {**info, "numpy": versions.get("numpy") or np.__version__, "scikit-learn": versions.get("scikit-learn"),
+            "blas": info["threads"]["blas"]}
 
 
 def markdown_table(rows, columns):
@@ -89,10 +83,67 @@ def _as_list(value):
 
 
 TIE_RTOL = 1e-9  # ours and a baseline within this relative distance are a tie (same estimator up to rounding)
+N_SE = 2.0  # a difference within this many standard errors is a tie
+
+
+def _spread(row, metric, seeds_column=None):
+    """``(sd, n, per_seed, seed_ids)`` of ``row``'s ``metric``: from the per-seed columns (``M_per_seed``,
+    ``M_sd``, ``seed_ids``), else a legacy ``"0.107 ± 0.006"`` cell with the seed count in ``seeds_column``;
+    entries not recorded are None."""
+    per_seed = row.get(f"{metric}_per_seed")
+    per_seed = [float(v) for v in per_seed] if isinstance(per_seed, (list, tuple)) and all(
+        _is_plain_number(v) for v in per_seed) else None
+    seed_ids = row.get("seed_ids")
+    seed_ids = list(seed_ids) if isinstance(seed_ids, (list, tuple)) and per_seed is not None and len(
+        seed_ids) == len(per_seed) else None
+    sd = row.get(f"{metric}_sd")
+    sd = float(sd) if _is_plain_number(sd) and not math.isnan(sd) else None
+    if sd is None and per_seed is not None and len(per_seed) > 1:
+        sd = float(np.std(per_seed, ddof=1))
+    if sd is None and isinstance(row.get(metric), str) and "±" in row[metric]:
+        sd = _as_number(row[metric].split("±", 1)[1].strip())
+    n = len(per_seed) if per_seed is not None else None
+    if n is None and seeds_column is not None and _is_plain_number(row.get(seeds_column)):
+        n = int(row[seeds_column])
+    return sd, n, per_seed, seed_ids
+
+
+def compare(a, b, ours_spread, base_spread, *, lower_is_better=True, deterministic=False):
+    """The verdict of ours (mean ``a``) against a baseline (mean ``b``): ``(verdict, basis)``.
+
+    ``verdict`` is ``"ours better"``, ``"baseline better"`` or ``"tie"``; a difference is a decision only when it
+    exceeds :data:`N_SE` standard errors. Where both rows carry per-seed values with ``seed_ids``, the standard
+    error is that of the mean paired difference over the shared seeds (the stronger test); else Welch's unpaired
+    standard error from each side's sd and count. Without spread on both sides (one seed, no sd) it is a tie,
+    unless ``deterministic`` (the metric does not vary with the seed, e.g. a fixed weight table): then any
+    difference beyond rounding decides. ``basis`` says which test decided, in words.
+    """
+    (sd_a, n_a, per_a, ids_a), (sd_b, n_b, per_b, ids_b) = ours_spread, base_spread
+
+    def direction(diff):
+        return "ours better" if (diff < 0) == bool(lower_is_better) else "baseline better"
+
+    if math.isclose(a, b, rel_tol=TIE_RTOL):
+        return "tie", "equal values"
+    if deterministic:
+        return direction(a - b), "deterministic metric"
+    if ids_a is not None and ids_b is not None:
+        ours_by_seed, base_by_seed = dict(zip(map(str, ids_a), per_a)), dict(zip(map(str, ids_b), per_b))
+        shared = [s for s in ours_by_seed if s in base_by_seed]
+        if len(shared) >= 2:
+            diffs = np.array([ours_by_seed[s] - base_by_seed[s] for s in shared])
+            mean, se = float(diffs.mean()), float(diffs.std(ddof=1) / math.sqrt(len(diffs)))
+            basis = f"paired over {len(shared)} seeds: difference {mean:.3g} ± {se:.2g} (SE)"
+            return (direction(mean) if abs(mean) > N_SE * se and abs(mean) > 0 else "tie"), basis
+    if sd_a is not None and sd_b is not None and (n_a or 0) >= 2 and (n_b or 0) >= 2:
+        se = math.sqrt(sd_a ** 2 / n_a + sd_b ** 2 / n_b)
+        basis = f"unpaired over {n_a} and {n_b} seeds: difference {a - b:.3g} ± {se:.2g} (SE)"
+        return (direction(a - b) if abs(a - b) > N_SE * se else "tie"), basis
+    return "tie", "no spread over seeds on both sides"
 
 
 def headline_pair(rows, *, key, ours, metric, lower_is_better=True, not_baselines=(), baselines=None, cost=None,
-                  seeds=None, wins=None, context=(), baseline=None, where=None, **columns):
+                  seeds=None, wins=None, context=(), baseline=None, where=None, deterministic=False, **columns):
     """The headline of a benchmark: ``ours`` beside the strongest baseline of the same case on ``metric``.
 
     ``key`` is the column naming the method (``"method"``, ``"estimator"``...) and the remaining keywords select
@@ -105,8 +156,12 @@ def headline_pair(rows, *, key, ours, metric, lower_is_better=True, not_baseline
     the strongest of them by ``metric`` is the one reported; ``baseline`` (optional) only records the reference a
     benchmark used to name, it does not choose. ``cost`` is a column (fit seconds, ...) shown for both rows,
     ``seeds`` a column holding the seed count, ``wins`` a column of the baseline's row holding ours' win count
-    against it (``"33/36"``), ``context`` further columns shown for both rows. Values within a relative
-    :data:`TIE_RTOL` of each other are a tie (``verdict``: ``"ours better"``, ``"tie"`` or ``"baseline better"``).
+    against it (``"33/36"``), ``context`` further columns shown for both rows.
+
+    The spread of each side comes from the per-seed columns (``M_sd``, ``M_per_seed``, ``seed_ids``) or a legacy
+    ``"mean ± sd"`` cell with ``seeds``; :func:`compare` turns it into the ``verdict`` (``"ours better"``,
+    ``"tie"`` or ``"baseline better"``): a difference within two standard errors is a tie, and so is one without
+    spread, unless ``deterministic`` declares that the metric does not vary with the seed.
 
     Returns None when ours or every baseline is missing (a partial run), so that the report falls back to the
     first row rather than showing a half-filled comparison. The returned dict carries its own ``spec`` so that
@@ -117,7 +172,7 @@ def headline_pair(rows, *, key, ours, metric, lower_is_better=True, not_baseline
     spec = {"key": key, "ours": ours_labels, "metric": metric, "lower_is_better": bool(lower_is_better),
             "not_baselines": _as_list(not_baselines), "baselines": None if baselines is None else _as_list(baselines),
             "cost": cost, "seeds": seeds, "wins": wins, "context": _as_list(context), "reference": baseline,
-            "where": dict(where)}
+            "deterministic": bool(deterministic), "where": dict(where)}
     case_rows = [r for r in rows if isinstance(r, dict) and _where_matches(r, where, rows)]
 
     def value(row):
@@ -142,16 +197,17 @@ def headline_pair(rows, *, key, ours, metric, lower_is_better=True, not_baseline
     best = pick(candidates, key=value)
     a, b = value(ours_row), value(best)
     tied = [str(r.get(key)) for r in candidates if math.isclose(value(r), b, rel_tol=TIE_RTOL) and r is not best]
-    if math.isclose(a, b, rel_tol=TIE_RTOL):
-        verdict = "tie"
-    else:
-        verdict = "ours better" if (a < b) == bool(lower_is_better) else "baseline better"
+    ours_spread, base_spread = _spread(ours_row, metric, seeds), _spread(best, metric, seeds)
+    verdict, basis = compare(a, b, ours_spread, base_spread, lower_is_better=lower_is_better,
+                             deterministic=deterministic)
     better = "lower" if lower_is_better else "higher"
     out = {**{k: (ours_row.get(k) if v == "@max" or (isinstance(v, str) and "*" in v) else v)
               for k, v in where.items()},
            "metric": f"{metric} ({better} is better)", "ours": ours_labels[0], "ours_value": a,
+           "ours_sd": ours_spread[0], "ours_seeds": ours_spread[1],
            "baseline": str(best.get(key)), "baseline_value": b,
-           "ratio_ours_over_baseline": a / b if b else float("nan"), "verdict": verdict,
+           "baseline_sd": base_spread[0], "baseline_seeds": base_spread[1],
+           "ratio_ours_over_baseline": a / b if b else float("nan"), "verdict": verdict, "verdict_basis": basis,
            "baselines_compared": [str(r.get(key)) for r in candidates], "not_baselines_here": excluded,
            "ours_index": _index(rows, ours_row), "baseline_index": _index(rows, best), "spec": spec}
     if tied:
@@ -159,9 +215,8 @@ def headline_pair(rows, *, key, ours, metric, lower_is_better=True, not_baseline
     if spec["reference"] is not None:
         ref = next((r for r in candidates if r.get(key) == spec["reference"]), None)
         out["reference_value"] = value(ref) if ref is not None else None
-    for name, column in (("cost", cost), ("seeds", seeds)):
-        if column is not None:
-            out[f"ours_{name}"], out[f"baseline_{name}"] = ours_row.get(column), best.get(column)
+    if cost is not None:
+        out["ours_cost"], out["baseline_cost"] = ours_row.get(cost), best.get(cost)
     if wins is not None:
         out["wins"] = best.get(wins)
     for column in spec["context"]:
@@ -205,13 +260,13 @@ def write_results(name, rows, *, command=None, notes="", columns=None, headline=
     folder = results_dir(quick)
     folder.mkdir(parents=True, exist_ok=True)
     command = command or "python -m benchmarks " + " ".join([name, *sys.argv[2:]])
-    payload = {"name": name, "command": command, "machine": machine_info(),
+    payload = {"name": name, "command": command, **run_stamp(), "machine": machine_info(),
                "date": time.strftime("%Y-%m-%d %H:%M:%S"), "rows": rows, "notes": notes}
     if headline is not None:
         payload["headline"] = headline if isinstance(headline, dict) else int(headline)
     (folder / f"{name}.json").write_text(json.dumps(payload, indent=2, default=float))
     columns = columns or list(rows[0])
-    text = f"# {name}\n\nReproduce: `{command}`\n\n{markdown_table(rows, columns)}\n"
+    text = f"# {name}\n\nReproduce: `{command}`\n\n{stamp_line(payload)}\n\n{markdown_table(rows, columns)}\n"
     if notes:
         text += f"\n{notes}\n"
     (folder / f"{name}.md").write_text(text)

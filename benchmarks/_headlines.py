@@ -57,7 +57,7 @@ def headline_benchmarks(family):
 
 
 HEAD_KEYS = ("key", "ours", "metric", "lower_is_better", "not_baselines", "baselines", "cost", "seeds", "wins",
-             "context")
+             "context", "deterministic")
 
 
 def _spec_args(spec):

@@ -23,8 +23,8 @@ ROWS = [{"case": "horseshoe", "estimator": "PRBAST", "rmse": "0.10 ± 0.01", "fi
         {"case": "horseshoe", "estimator": "GP", "rmse": "0.15 ± 0.02", "fit_s": 0.5, "n_seeds": 5},
         {"case": "horseshoe", "estimator": "oracle", "rmse": 0.01},
         {"case": "horseshoe", "estimator": "kNN", "rmse": "failed"},
-        {"case": "slit", "estimator": "PRBAST", "rmse": 0.30, "fit_s": 2.0, "n_seeds": 3},
-        {"case": "slit", "estimator": "kNN", "rmse": 0.25, "fit_s": 0.1, "n_seeds": 3},
+        {"case": "slit", "estimator": "PRBAST", "rmse": 0.30, "rmse_sd": 0.01, "fit_s": 2.0, "n_seeds": 3},
+        {"case": "slit", "estimator": "kNN", "rmse": 0.25, "rmse_sd": 0.01, "fit_s": 0.1, "n_seeds": 3},
         {"case": "timing", "estimator": "PRBAST", "sweep_s": 0.5}]
 DECL = {"key": "estimator", "ours": ["PRBAST", "PRBAST *"], "not_baselines": ["oracle"], "metric": "rmse",
         "cost": "fit_s", "seeds": "n_seeds"}
@@ -49,15 +49,18 @@ def test_headline_pair_says_when_a_baseline_wins_or_ties_and_none_when_a_side_is
     assert _harness.headline_pair(ROWS, **DECL, case="slit")["verdict"] == "baseline better"
     tie = [{"m": "ours", "e": 0.3}, {"m": "same by construction", "e": 0.3 * (1 + 1e-14)}, {"m": "worse", "e": 1.0}]
     assert _harness.headline_pair(tie, key="m", ours="ours", metric="e")["verdict"] == "tie"
+    # one value a side and no sd: a tie, unless the metric is declared not to vary with the seed
     higher = _harness.headline_pair(tie, key="m", ours="ours", metric="e", lower_is_better=False)
+    assert higher["baseline"] == "worse" and higher["verdict"] == "tie"
+    higher = _harness.headline_pair(tie, key="m", ours="ours", metric="e", lower_is_better=False, deterministic=True)
     assert higher["baseline"] == "worse" and higher["verdict"] == "baseline better"
     assert _harness.headline_pair(ROWS, **DECL, case="timing") is None  # no metric there
     assert _harness.headline_pair(ROWS, **{**DECL, "ours": "GP+"}, case="horseshoe") is None
 
 
 def test_case_selection_by_glob_and_largest_value_and_pairs_per_case():
-    rows = [{"n": 10, "mode": "a", "t": 1.0}, {"n": 10, "mode": "b", "t": 2.0},
-            {"n": 100, "mode": "a", "t": 9.0}, {"n": 100, "mode": "b", "t": 8.0}]
+    rows = [{"n": n, "mode": m, "t": t, "t_per_seed": [t - 0.1, t, t + 0.1]}
+            for n, m, t in ((10, "a", 1.0), (10, "b", 2.0), (100, "a", 9.0), (100, "b", 8.0))]
     head = _harness.headline_pair(rows, key="mode", ours="a", metric="t", n="@max")
     assert head["n"] == 100 and head["verdict"] == "baseline better"
     assert _harness.headline_pair(ROWS, **DECL, case="hors*")["baseline"] == "GP"
@@ -253,3 +256,26 @@ def test_timing_helper_gives_wall_and_cpu_seconds_and_the_result():
         timed(lambda: None, stat="mean")
     with pytest.raises(RuntimeError, match="never started"):
         Stopwatch().wall_s
+
+
+def test_results_carry_the_commit_and_machine_stamp(tmp_path, monkeypatch):
+    monkeypatch.setattr(_harness, "RESULTS", tmp_path)
+    text = _harness.write_results("demo_bench", [{"method": "ours", "x": 1.0}], command="full")
+    payload = json.loads((tmp_path / "demo_bench.json").read_text())
+    assert {"commit", "dirty_paths"} <= set(payload)
+    machine = payload["machine"]
+    assert machine["cpu_model"] and machine["simd"]["level"] and {"torch", "numba", "blas"} <= set(machine["threads"])
+    assert {"numpy", "scipy", "scikit-learn", "torch", "numba", "sklearn_frontier"} <= set(machine["versions"])
+    if payload["commit"]:
+        assert re.fullmatch(r"[0-9a-f]{40}", payload["commit"]) and f"commit {payload['commit'][:12]}" in text
+    assert f"on CPU {machine['cpu_model']}" in text
+
+
+def test_simd_level_is_the_strongest_the_cpu_flags_make():
+    from benchmarks import _stamp
+
+    info = "model name\t: Some CPU\nflags\t\t: fpu sse4_2 avx avx2 fma avx512f avx512_vnni\n"
+    assert _stamp.cpu_model(info) == "Some CPU"
+    assert _stamp.simd(info) == {"level": "avx512_vnni",
+                                 "flags": ["avx512_vnni", "avx512f", "avx2", "fma", "avx", "sse4_2"]}
+    assert _stamp.simd("flags : fpu sse2\n")["level"] == "baseline" and _stamp.simd("")["level"] == "unknown"

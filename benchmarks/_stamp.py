@@ -1,0 +1,151 @@
+"""The stamp every results file carries: which code measured it and on which machine.
+
+:func:`run_stamp` is taken once per process, when the benchmark layer is imported (the start of a run): the commit
+checked out and the source files that differed from it then. :func:`machine_stamp` describes the machine when the
+results are written: the CPU model, its SIMD level, the thread counts of torch, numba and the BLAS, the library
+versions. The report reads both back to say which commit and CPU a number comes from and whether it is stale.
+"""
+
+import importlib.metadata
+import os
+import platform
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# The folders whose uncommitted changes make a measurement unreproducible from its commit (results are no code).
+SOURCE_FOLDERS = ("sklearn_frontier", "kernels", "benchmarks")
+NOT_SOURCE = ("benchmarks/results/",)
+
+# SIMD levels from the strongest down: (level word, the /proc/cpuinfo flags that make it). A level is the first
+# whose flags are all present; every flag listed here that the CPU has is recorded beside it.
+SIMD_LEVELS = (("amx", ("amx_tile", "amx_int8")), ("avx512_bf16", ("avx512_bf16",)),
+               ("avx512_vnni", ("avx512_vnni",)), ("avx512f", ("avx512f",)), ("avx2", ("avx2", "fma")),
+               ("avx", ("avx",)), ("sse4_2", ("sse4_2",)), ("neon", ("asimd",)))
+SIMD_FLAGS = tuple(dict.fromkeys(f for _, flags in SIMD_LEVELS for f in flags)) + ("avx_vnni", "avx512bw",
+                                                                                  "avx512_fp16", "amx_bf16")
+
+LIBRARIES = ("numpy", "scipy", "scikit-learn", "torch", "numba", "threadpoolctl", "sklearn_frontier")
+
+
+def _git(*args, cwd=ROOT):
+    try:
+        out = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout if out.returncode == 0 else None
+
+
+def _dirty_paths(cwd=ROOT):
+    """Source files (:data:`SOURCE_FOLDERS`) that differ from HEAD: modified, staged, deleted or untracked."""
+    out = _git("status", "--porcelain", "--untracked-files=all", "--", *SOURCE_FOLDERS, cwd=cwd)
+    if out is None:
+        return None
+    paths = []
+    for line in out.splitlines():
+        path = line[3:].split(" -> ")[-1].strip().strip('"')
+        if path and not path.startswith(NOT_SOURCE) and "__pycache__" not in path:
+            paths.append(path)
+    return sorted(paths)
+
+
+def take_run_stamp(cwd=ROOT):
+    """``{"commit": full hash of HEAD or None, "dirty_paths": [...] or None}`` for the tree at ``cwd`` now."""
+    head = _git("rev-parse", "HEAD", cwd=cwd)
+    return {"commit": head.strip() if head else None, "dirty_paths": _dirty_paths(cwd)}
+
+
+_RUN_STAMP = None
+
+
+def run_stamp():
+    """The stamp of this run, taken the first time it is asked for (the layer asks when it is imported)."""
+    global _RUN_STAMP
+    if _RUN_STAMP is None:
+        _RUN_STAMP = take_run_stamp()
+    return dict(_RUN_STAMP)
+
+
+def _cpuinfo():
+    try:
+        return Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def cpu_model(text=None):
+    """The CPU's model name (``/proc/cpuinfo``), else what :func:`platform.processor` says, else ``"unknown"``."""
+    text = _cpuinfo() if text is None else text
+    for line in text.splitlines():
+        if line.startswith(("model name", "Model")) and ":" in line:
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def simd(text=None):
+    """``{"level": word, "flags": [...]}``: the strongest of :data:`SIMD_LEVELS` the CPU has and the flags
+    behind it (``level`` is ``"baseline"`` when none, ``"unknown"`` without ``/proc/cpuinfo``)."""
+    text = _cpuinfo() if text is None else text
+    line = next((x for x in text.splitlines() if x.startswith(("flags", "Features")) and ":" in x), None)
+    if line is None:
+        return {"level": "unknown", "flags": []}
+    have = set(line.split(":", 1)[1].split())
+    level = next((word for word, flags in SIMD_LEVELS if set(flags) <= have), "baseline")
+    return {"level": level, "flags": [f for f in SIMD_FLAGS if f in have]}
+
+
+def _version(name):
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def threads():
+    """The thread counts a measurement ran with: torch's, numba's, each BLAS's (threadpoolctl), the env caps."""
+    out = {"cpu_count": os.cpu_count()}
+    try:
+        import torch
+
+        out["torch"] = torch.get_num_threads()
+    except ImportError:
+        out["torch"] = None
+    try:
+        import numba
+
+        out["numba"] = numba.get_num_threads()
+    except ImportError:
+        out["numba"] = None
+    try:
+        import threadpoolctl
+
+        out["blas"] = [{k: d.get(k) for k in ("internal_api", "num_threads", "architecture")}
+                       for d in threadpoolctl.threadpool_info()]
+    except ImportError:
+        out["blas"] = []
+    out["env"] = {k: os.environ[k] for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                                             "NUMBA_NUM_THREADS") if k in os.environ}
+    return out
+
+
+def machine_stamp():
+    """The machine record of a results file (see the module doc)."""
+    return {"cpu_model": cpu_model(), "simd": simd(), "threads": threads(),
+            "versions": {name: _version(name) for name in LIBRARIES},
+            "python": platform.python_version(), "platform": platform.platform(), "cpu_count": os.cpu_count()}
+
+
+def stamp_line(payload):
+    """One sentence naming the commit and the CPU of a results payload (``"no stamp"`` for an old file)."""
+    commit, machine = payload.get("commit"), payload.get("machine") or {}
+    if not commit or "cpu_model" not in machine:
+        return "Measured before results were stamped (no commit or CPU recorded)."
+    dirty = payload.get("dirty_paths") or []
+    level = (machine.get("simd") or {}).get("level", "unknown")
+    torch_threads = (machine.get("threads") or {}).get("torch")
+    text = f"Measured at commit {commit[:12]} on CPU {machine['cpu_model']} (SIMD level {level}"
+    text += f", torch threads {torch_threads})" if torch_threads is not None else ")"
+    if dirty:
+        text += f"; uncommitted source changes at the start: {', '.join(dirty)}"
+    return text + "."
