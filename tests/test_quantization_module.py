@@ -133,7 +133,7 @@ def test_quantize_model_exclude_and_errors():
                        forward_fn=bad_forward)
 
 
-def test_one_calibration_tensor_is_one_batch_and_rtn_skips_the_pass():
+def test_one_calibration_tensor_is_one_batch():
     calls = []
 
     def forward(module, batch):
@@ -148,7 +148,8 @@ def test_one_calibration_tensor_is_one_batch_and_rtn_skips_the_pass():
     calls.clear()
     rtn = quantize_model(torch.nn.Sequential(torch.nn.Linear(32, 16)), X, method="rtn", group_size=32,
                          forward_fn=forward)
-    assert calls == [] and len(rtn.layers) == 1  # data-free: the statistics pass is skipped
+    # RTN's weights do not depend on data, but the one pass scores them on it
+    assert calls == [(512, 32)] and np.isfinite(rtn.layers[0]["calib_relative_error"])
 
 
 def test_reservoir_keeps_a_uniform_sample():
@@ -259,7 +260,7 @@ def test_quantize_model_meets_a_bits_per_weight_budget(method):
         quantize_model(torch.nn.Sequential(torch.nn.Linear(64, 8)), method="rtn", bits_per_weight=-1)
 
 
-def test_calibration_pass_is_one_forward_and_skipped_when_data_free(monkeypatch):
+def test_calibration_pass_is_one_forward(monkeypatch):
     from sklearn_frontier.quantization import _model
 
     torch.manual_seed(0)
@@ -267,8 +268,8 @@ def test_calibration_pass_is_one_forward_and_skipped_when_data_free(monkeypatch)
     calls = []
     net.register_forward_pre_hook(lambda mod, inputs: calls.append(1))
     data = [torch.randn(8, 64) for _ in range(5)]
-    quantize_model(net, data, method="rtn", group_size=32)  # RTN's weights do not depend on data: no pass
-    assert calls == [] and isinstance(net[0], TwinQuantLinear)
+    quantize_model(net, data, method="rtn", group_size=32)  # one pass, for the report's calibration error
+    assert len(calls) == len(data) and isinstance(net[0], TwinQuantLinear)
     # data-aware: one forward per batch; the Gram gathered over several chunks equals the one of all tokens
     monkeypatch.setattr(_model, "_CHUNK_TOKENS", 12)
     net = torch.nn.Sequential(torch.nn.Linear(64, 32))
@@ -281,3 +282,25 @@ def test_calibration_pass_is_one_forward_and_skipped_when_data_free(monkeypatch)
     est = SVDQuantizer(rank=4, group_size=32, random_state=0).fit(W0, X_calib=X0)
     # (chunked sums differ from one product in summation order only: the tolerance of the single-pass test above)
     assert report.layers[0]["calib_relative_error"] == pytest.approx(-est.score(W0, X_calib=X0), rel=1e-6)
+
+
+def test_rtn_report_scores_the_calibration_data():
+    """RTN stores the same weights whatever the data, but given data its report scores them on it (not NaN)."""
+    from sklearn_frontier.quantization import RTNQuantizer
+
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(64, 32), torch.nn.GELU(), torch.nn.Linear(32, 8))
+    data = [torch.randn(16, 64) for _ in range(3)]
+    W0 = net[0].weight.detach().numpy().copy()
+    report = quantize_model(net, data, method="rtn", group_size=32)
+    X0 = torch.cat(data).numpy().astype(np.float64)
+    est = RTNQuantizer(group_size=32).fit(W0, X_calib=X0)
+    assert report.layers[0]["calib_relative_error"] == pytest.approx(-est.score(W0, X_calib=X0), rel=1e-6)
+    assert all(np.isfinite(r["calib_relative_error"]) for r in report.layers)
+    # the stored weights do not depend on the data
+    torch.manual_seed(0)
+    net2 = torch.nn.Sequential(torch.nn.Linear(64, 32), torch.nn.GELU(), torch.nn.Linear(32, 8))
+    quantize_model(net2, None, method="rtn", group_size=32)
+    assert torch.equal(net[0].qweight, net2[0].qweight)
+    assert np.isnan(quantize_model(torch.nn.Sequential(torch.nn.Linear(64, 8)), None, method="rtn",
+                                   group_size=32).layers[0]["calib_relative_error"])

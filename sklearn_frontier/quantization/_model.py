@@ -135,12 +135,6 @@ def _needs_token_samples(method, act_bits, quantizer_params):
     return act_bits is not None or _method_param(method, quantizer_params, "act_bits") is not None
 
 
-def _data_free(method, act_bits, quantizer_params):
-    """Round-to-nearest without activation quantization stores the same weights whatever the data."""
-    rtn = (method == "rtn") if isinstance(method, str) else isinstance(method, RTNQuantizer)
-    return rtn and not _needs_token_samples(method, act_bits, quantizer_params)
-
-
 def _quantize_tables(module, tables, n_bits, group_size, report):
     """Replace each embedding table by a :class:`QuantizedEmbedding` (no data needed) and record it."""
     from ._embedding import QuantizedEmbedding
@@ -411,10 +405,12 @@ def quantize_model(module, calibration_inputs=None, method="twinquant", *, n_bit
     stats = {}
     if isinstance(calibration_inputs, (torch.Tensor, np.ndarray, tuple, dict)):
         calibration_inputs = [calibration_inputs]  # one batch, not an iterable of rows
-    if calibration_inputs is not None and todo and not _data_free(method, act_bits, quantizer_params):
-        # Token samples are kept only for activation-quantized objectives (the only readers); the Gram of each
-        # layer's input is accumulated over chunks of _CHUNK_TOKENS tokens, so that BLAS sees a few tall
-        # products instead of one short one per batch and layer (the statistics then cost about a forward).
+    if calibration_inputs is not None and todo:
+        # Round-to-nearest stores the same weights whatever the data, but its report still scores them on the
+        # data given (calib_relative_error), so the statistics are gathered for every method. Token samples are
+        # kept only for activation-quantized objectives (the only readers); the Gram of each layer's input is
+        # accumulated over chunks of _CHUNK_TOKENS tokens, so that BLAS sees a few tall products instead of one
+        # short one per batch and layer (the statistics then cost about a forward).
         keep = max_calibration_tokens if _needs_token_samples(method, act_bits, quantizer_params) else 0
         pending = {}
         for name, sub in (targets[i] for i in todo):
