@@ -1,12 +1,14 @@
-"""HSIC independence penalties (Gaussian kernels) for the instrument-regularised autoencoder.
+"""Kernels of the IV family: HSIC penalties for the instrument-regularised autoencoder, fixed-effect demeaning.
 
-The reference is torch (differentiable, used inside the training loss); a numpy oracle lives beside it
-for tests. There is no numba twin by design: the loss needs autograd. A Triton twin is future work.
+HSIC's reference is torch (differentiable, used inside the training loss); a numpy oracle lives beside it for
+tests. It has no numba twin by design: the loss needs autograd. A Triton twin is future work. ``demean`` (the
+absorbed fixed effects of the linear IV estimators) has a numpy reference and a numba twin.
 """
 
 from ._api import (
+    demean,
     hsic_gaussian,
     median_bandwidth,
 )
 
-__all__ = ["hsic_gaussian", "median_bandwidth"]
+__all__ = ["demean", "hsic_gaussian", "median_bandwidth"]

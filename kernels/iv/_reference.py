@@ -77,3 +77,40 @@ def hsic_gaussian(a, b, bandwidth_a=None, bandwidth_b=None):
     K, L = _gram(a, sa), _gram(b, sb)
     Kc = K - K.mean(dim=0, keepdim=True) - K.mean(dim=1, keepdim=True) + K.mean()
     return (Kc * L).sum() / (m - 1) ** 2
+
+
+def demean(A, codes, w, tol, maxiter):
+    """Weighted alternating projections: each column of A minus its projection on the fixed effects.
+
+    ``codes`` (n, n_fe) holds the level 0..G_f-1 of every row in each fixed effect, ``w`` (n,) the weights. One
+    sweep subtracts, fixed effect after fixed effect, the weighted mean of each level; sweeps repeat until the
+    largest mean subtracted in a sweep is at most ``tol`` times the column's largest absolute value (one sweep is
+    exact for a single fixed effect). Returns the demeaned copy, the largest number of sweeps any column took,
+    and whether every column converged within ``maxiter`` sweeps. Cost O(n · n_fe) per sweep and column.
+    """
+    A = np.array(A, dtype=np.float64, order="F", copy=True)
+    codes = np.asarray(codes)
+    w = np.asarray(w, dtype=np.float64)
+    n_fe = codes.shape[1]
+    sizes = [int(codes[:, f].max()) + 1 if codes.shape[0] else 0 for f in range(n_fe)]
+    inv = []
+    for f in range(n_fe):
+        wsum = np.bincount(codes[:, f], weights=w, minlength=sizes[f])
+        inv.append(np.divide(1.0, wsum, out=np.zeros_like(wsum), where=wsum > 0))
+    most, converged = 0, True
+    for j in range(A.shape[1]):
+        x = A[:, j]
+        scale = float(np.max(np.abs(x))) if x.size else 0.0
+        sweeps = 0
+        done = n_fe == 0 or scale == 0.0
+        while not done and sweeps < maxiter:
+            delta = 0.0
+            for f in range(n_fe):
+                means = np.bincount(codes[:, f], weights=w * x, minlength=sizes[f]) * inv[f]
+                delta = max(delta, float(np.max(np.abs(means))))
+                x -= means[codes[:, f]]
+            sweeps += 1
+            done = n_fe == 1 or delta <= tol * scale
+        converged = converged and done
+        most = max(most, sweeps)
+    return np.ascontiguousarray(A), most, converged
