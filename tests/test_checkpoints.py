@@ -150,6 +150,50 @@ def test_other_data_or_parameters_are_refused_naming_what_differs(written):
     _refused(lambda: _make(BASTRegressor, checkpoint=ckpt), X, y, written, r"consistency.*estimator")
 
 
+def _edited(which, edit):
+    """A user's callable ``domain``, ``graph`` or ``metric`` before (edit=False) and after (edit=True) they edit
+    its body: the same module and qualified name, another domain graph."""
+    def user_function(*args):
+        if which == "domain":  # the edit adds a slit barrier
+            (P,) = args
+            slit = (np.abs(P[:, 0] - 0.5) < 0.02) & (P[:, 1] < 0.7)
+            return ~slit if edit else np.ones(P.shape[0], dtype=bool)
+        if which == "graph":  # the edit takes more neighbours
+            from sklearn.neighbors import kneighbors_graph
+
+            return kneighbors_graph(args[0], 8 if edit else 5)
+        a, b = args  # metric: the edit stretches the first axis
+        return float(np.hypot((3.0 if edit else 1.0) * (a[0] - b[0]), a[1] - b[1]))
+
+    return {"domain": {"domain": user_function}, "graph": {"graph": user_function},
+            "metric": {"graph": "knn", "metric": user_function}}[which]
+
+
+@pytest.mark.parametrize("which", ["domain", "graph", "metric"])
+def test_an_edited_callable_never_resumes_chains_of_the_old_graph(which, tmp_path):
+    X, y, Xt = _data(3)
+    keep = ~((np.abs(X[:, 0] - 0.5) < 0.02) & (X[:, 1] < 0.7))  # no training point in the slit
+    X, y = X[keep], y[keep]
+    ckpt = tmp_path / "edited.npz"
+    old = _make(PRBASTRegressor, checkpoint=ckpt, checkpoint_every=20, **_edited(which, False)).fit(X, y)
+    assert old.get_params()[which] is not _edited(which, True)[which]
+    assert _edited(which, True)[which].__qualname__ == old.get_params()[which].__qualname__
+    new = _make(PRBASTRegressor, checkpoint=ckpt, checkpoint_every=20, **_edited(which, True)).fit(X, y)
+    plain_new = _make(PRBASTRegressor, **_edited(which, True)).fit(X, y)
+    assert not np.array_equal(old.graph_.edges, new.graph_.edges)
+    # the edited fit samples its own chains on its own graph (it used to resume the old file: the old fit)
+    assert new.checkpoint_path_ != old.checkpoint_path_
+    np.testing.assert_array_equal(_outputs(new, Xt), _outputs(plain_new, Xt))
+    # the same function again finds its file and gives the same fit bit for bit
+    again = _make(PRBASTRegressor, checkpoint=ckpt, checkpoint_every=20, **_edited(which, False)).fit(X, y)
+    assert again.checkpoint_path_ == old.checkpoint_path_
+    np.testing.assert_array_equal(_outputs(again, Xt), _outputs(old, Xt))
+    # and a file of the old graph under the edited fit's name is refused, naming the graph
+    Path(new.checkpoint_path_).write_bytes(Path(old.checkpoint_path_).read_bytes())
+    with pytest.raises(StateFileError, match=r"consistency.*differs in domain graph\."):
+        _make(PRBASTRegressor, checkpoint=ckpt, checkpoint_every=20, **_edited(which, True)).fit(X, y)
+
+
 def test_clones_in_cross_validation_and_grid_search_never_collide(tmp_path):
     """Folds and candidates share the checkpoint parameter: each fit writes its own file and every score is real."""
     from sklearn.model_selection import GridSearchCV, cross_val_score

@@ -223,7 +223,9 @@ class _BaseSpanningTreeEnsemble(RegressorMixin, BaseEstimator):
                       noise_prior=(self.nu, lam_s),
                       fixed_sigma2=fixed,
                       tree_prior=tree_prior, tree_jitter=jitter, tree_update_prob=p_tree)
-        fp = None if self.checkpoint is None else fingerprint(self, X, y, sw, chains if continuing else None)
+        fp = None
+        if self.checkpoint is not None:  # the built graph too: an edited callable domain keeps its name
+            fp = fingerprint(self, X, y, sw, chains if continuing else None, graph)
         results, chains, self._predict_seed = run_chains(self, ctx, family, data, chains, self.n_iter, kwargs, fp,
                                                          self._predict_seed)
         draws = self._assemble(results, y_scale)

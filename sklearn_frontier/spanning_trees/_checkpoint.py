@@ -9,7 +9,8 @@ SIGINT during a fit is deferred to the end of the current sweep: the state is th
 ``KeyboardInterrupt`` raised (a second SIGINT interrupts at once, keeping the last periodic checkpoint).
 
 The file holds no pickle: nested dicts / lists of arrays and plain scalars are stored as a JSON tree whose
-arrays are ``.npz`` members. A fingerprint of the data and parameters refuses a checkpoint of another fit.
+arrays are ``.npz`` members. A fingerprint of the data, the parameters and the built domain graph refuses a
+checkpoint of another fit.
 """
 
 import hashlib
@@ -137,10 +138,22 @@ def _digest(*arrays):
     return h.hexdigest()
 
 
-def fingerprint(est, X, y, sample_weight, start_chains):
-    """What a checkpoint must match to be resumed: the data, the draw-relevant parameters, the start state."""
+def graph_digest(graph):
+    """A digest of the built domain graph: everything of it that the chains see.
+
+    A callable ``domain``, ``graph`` or ``metric`` is described by its qualified name only, which stays the same
+    when the user edits the function; the graph it builds is what the draws depend on.
+    """
+    return f"{graph.kind}:" + _digest(graph.vertices, graph.edges, graph.lengths, graph.repaired,
+                                      graph.sample_vertex, np.float64(graph.diameter))
+
+
+def fingerprint(est, X, y, sample_weight, start_chains, graph):
+    """What a checkpoint must match to be resumed: the data, the draw-relevant parameters, the built domain graph,
+    the start state."""
     params = est.get_params(deep=False)
-    out = {"estimator": type(est).__name__, "data (X, y, sample_weight)": _digest(X, y, sample_weight)}
+    out = {"estimator": type(est).__name__, "data (X, y, sample_weight)": _digest(X, y, sample_weight),
+           "domain graph": graph_digest(graph)}
     out.update({f"parameter {k}": _describe(v) for k, v in sorted(params.items()) if k not in _FREE_PARAMS})
     if start_chains is None:
         out["start"] = "a fresh fit"

@@ -79,13 +79,14 @@ class PRBASTRegressor(_BaseSpanningTreeEnsemble):
         Name of the MCMC checkpoint files (``.npz``, no pickle), written atomically every
         ``checkpoint_every`` sweeps and when SIGINT interrupts the fit (at the end of the current sweep;
         ``KeyboardInterrupt`` is then raised, naming the file). Each fit writes its own file, the name with
-        a key of its data, parameters and start state before the suffix (``ck.npz`` -> ``ck.<key>.npz``,
-        see ``checkpoint_path_``), so clones that share the parameter, as in ``cross_validate`` folds and
-        ``GridSearchCV`` candidates, never meet each other's files. Fitting the same data with the same
-        parameters again finds its file and resumes from it: a fit killed by SIGKILL or interrupted by
-        SIGINT gives bit-for-bit the uninterrupted result. A file whose content belongs to another fit is
-        refused (``StateFileError``, a ``ValueError``). Files are kept after the fit; delete them to start
-        afresh.
+        a key of its data, parameters, built domain graph and start state before the suffix (``ck.npz`` ->
+        ``ck.<key>.npz``, see ``checkpoint_path_``), so clones that share the parameter, as in
+        ``cross_validate`` folds and ``GridSearchCV`` candidates, never meet each other's files. Fitting the
+        same data with the same parameters again finds its file and resumes from it: a fit killed by SIGKILL
+        or interrupted by SIGINT gives bit-for-bit the uninterrupted result. A callable ``domain``, ``graph``
+        or ``metric`` is known by the graph it builds, so after its body is edited the fit starts afresh in
+        a file of its own. A file whose content belongs to another fit is refused (``StateFileError``, a
+        ``ValueError``). Files are kept after the fit; delete them to start afresh.
     checkpoint_every : int, default=100
         Sweeps between checkpoints.
     verbose : int, default=0
