@@ -117,7 +117,10 @@ def _where_text(c, result, head):
         value = head.get(column)
         c.say("" if first else ", ")
         first = False
-        if isinstance(value, str):
+        if isinstance(value, list):  # a pool spanning several values of a column
+            for j, v in enumerate(value):
+                c.say("" if j == 0 else " or ").label(str(v))
+        elif isinstance(value, str):
             c.label(value)
         elif is_number(value):
             c.label(column).say("=").num(value, result.source(head["ours_index"], column))
@@ -140,6 +143,32 @@ def _pair_numbers(c, result, head, what):
               kind="ratio", unit="×")
 
 
+def _spread(c, result, head, side, close=True):
+    """`` ± sd (n=k)`` of one side of a pair, each number with its source, when the row records a spread;
+    ``close=False`` leaves the parenthesis open (returns whether it opened one)."""
+    metric, index = head["spec"]["metric"], head[f"{side}_index"]
+    row = result.rows[index]
+    sd, n = head.get(f"{side}_sd"), head.get(f"{side}_seeds")
+    if is_number(sd):
+        if is_number(row.get(f"{metric}_sd")):
+            c.say(" ± ").num(sd, result.source(index, f"{metric}_sd"))
+        elif isinstance(row.get(f"{metric}_per_seed"), list):
+            c.say(" ± ").num(sd, result.source(index, f"{metric}_per_seed"), kind="sd")
+        else:  # a legacy "mean ± sd" cell
+            c.say(" ± ").num(sd, result.source(index, metric), kind="sd")
+    if is_number(n):
+        if isinstance(row.get(f"{metric}_per_seed"), list):
+            c.say(" (n=").num(n, result.source(index, f"{metric}_per_seed"), kind="length")
+        elif head["spec"].get("seeds") and is_number(row.get(head["spec"]["seeds"])):
+            c.say(" (n=").num(n, result.source(index, head["spec"]["seeds"]))
+        else:
+            return False
+        if close:
+            c.say(")")
+        return True
+    return False
+
+
 def _range(c, result, pairs, what):
     """``lo–hi`` of the pairs' ``what`` values ("ours", "baseline" or "ratio"), each end with its source."""
     key = {"ours": "ours_value", "baseline": "baseline_value", "ratio": "ratio_ours_over_baseline"}[what]
@@ -150,15 +179,24 @@ def _range(c, result, pairs, what):
         _pair_numbers(c, result, hi, what)
 
 
+def _seed_source(result, head, side):
+    """Where a side's seed count comes from: the length of its per-seed list, else its seeds column."""
+    metric, index = head["spec"]["metric"], head[f"{side}_index"]
+    if isinstance(result.rows[index].get(f"{metric}_per_seed"), list):
+        return result.source(index, f"{metric}_per_seed"), "length"
+    return result.source(index, head["spec"]["seeds"]), "cell"
+
+
 def _seeds(c, result, pairs, side="ours"):
-    column = pairs[0]["spec"].get("seeds")
-    values = [(h[f"{side}_seeds"], h[f"{side}_index"]) for h in pairs if is_number(h.get(f"{side}_seeds"))]
-    if not column or not values:
+    values = [(h[f"{side}_seeds"], i) for i, h in enumerate(pairs) if is_number(h.get(f"{side}_seeds"))]
+    if not values:
         return False
-    lo, hi = min(values), max(values)
-    c.num(lo[0], result.source(lo[1], column))
-    if hi[0] != lo[0]:
-        c.say("–").num(hi[0], result.source(hi[1], column))
+    (lo, i_lo), (hi, i_hi) = min(values), max(values)
+    source, kind = _seed_source(result, pairs[i_lo], side)
+    c.num(lo, source, kind=kind)
+    if hi != lo:
+        source, kind = _seed_source(result, pairs[i_hi], side)
+        c.say("–").num(hi, source, kind=kind)
     return True
 
 
@@ -166,13 +204,13 @@ def _seed_word(pairs, side):
     return "seed" if all(h.get(f"{side}_seeds") == 1 for h in pairs) else "seeds"
 
 
-def _count(c, pairs, predicate):
-    """``k/n``: how many of the pairs (each ``(result, pair)``) satisfy ``predicate``, each case its source."""
-    def sources(items):
-        return [r.source(h["ours_index"], h["spec"]["metric"]) for r, h in items]
-
-    hits = [(r, h) for r, h in pairs if predicate(h)]
-    c.num(len(hits), *sources(hits), kind="count").say("/").num(len(pairs), *sources(pairs), kind="count")
+def _tally(c, pairs):
+    """``b better, t tie, w worse`` of the pairs (each ``(result, pair)``), each count with its cases' sources."""
+    for j, (verdict, word) in enumerate((("ours better", "better"), ("tie", "tie"), ("baseline better", "worse"))):
+        c.say("" if j == 0 else ", ")
+        hits = [(r, h) for r, h in pairs if h["verdict"] == verdict]
+        c.num(len(hits), *[r.source(h["ours_index"], h["spec"]["metric"]) for r, h in hits], kind="count")
+        c.say(f" {word}")
 
 
 def _strongest_names(c, pairs):
@@ -190,8 +228,7 @@ def range_claim(c, result, args, over, noun, *, metric_label=None, cost=True, va
     metric = metric_label or pairs[0]["spec"]["metric"]
     say_metric = c.say if metric_label and not re.search(r"\d", metric_label) else c.label
     one = noun.removesuffix("s")
-    seeded = bool(pairs[0]["spec"].get("seeds")) and all(
-        is_number(h.get("ours_seeds")) and is_number(h.get("baseline_seeds")) for h in pairs)
+    seeded = all(is_number(h.get("ours_seeds")) and is_number(h.get("baseline_seeds")) for h in pairs)
     say_metric(metric).say(" over ").num(len(pairs), *[result.source(h["ours_index"], h["spec"]["metric"])
                                                       for h in pairs], kind="count").say(f" {noun}")
     if seeded:
@@ -212,13 +249,9 @@ def range_claim(c, result, args, over, noun, *, metric_label=None, cost=True, va
         c.say("; ")
         _seeds(c, result, pairs, "baseline")
         c.say(" " + _seed_word(pairs, "baseline"))
-    c.say("); ours better in ")
-    tagged = [(result, h) for h in pairs]
-    _count(c, tagged, lambda h: h["verdict"] == "ours better")
-    if any(h["verdict"] == "tie" for h in pairs):
-        c.say(", equal in ")
-        _count(c, tagged, lambda h: h["verdict"] == "tie")
-    c.say(", ours / baseline ")
+    c.say("); ")
+    _tally(c, [(result, h) for h in pairs])
+    c.say("; ours / baseline ")
     _range(c, result, pairs, "ratio")
     column = pairs[0]["spec"].get("cost")
     if cost and column and all(_value(h.get("ours_cost")) is not None and _value(h.get("baseline_cost")) is not None
@@ -239,13 +272,15 @@ def pair_claim(c, result, args, **override):
         return None
     c.label(head["ours"]).say(" ")
     _pair_numbers(c, result, head, "ours")
+    _spread(c, result, head, "ours")
     c.say(" vs the strongest baseline ").label(head["baseline"]).say(" ")
     _pair_numbers(c, result, head, "baseline")
+    _spread(c, result, head, "baseline")
     c.say(" (").label(head["spec"]["metric"]).say(", ")
     _where_text(c, result, head)
     c.say("; ours / baseline ")
     _pair_numbers(c, result, head, "ratio")
-    c.say({"ours better": ", ours better", "tie": ", equal", "baseline better": ", the baseline is better"}[
+    c.say({"ours better": ", ours better", "tie": ", a tie", "baseline better": ", the baseline is better"}[
         head["verdict"]])
     if head.get("wins") is not None:
         c.say("; ours lower on ").label(str(head["wins"])).say(" layers")
@@ -259,10 +294,6 @@ def pair_claim(c, result, args, **override):
             c.say("; ").label(column).say(" ")
             c.num(head[f"ours_{column}"], result.source(head["ours_index"], column)).say(" vs ")
             c.num(head[f"baseline_{column}"], result.source(head["baseline_index"], column))
-    if head["spec"].get("seeds") and is_number(head.get("ours_seeds")):
-        c.say("; ").num(head["ours_seeds"], result.source(head["ours_index"], head["spec"]["seeds"]))
-        c.say(" vs ").num(head["baseline_seeds"], result.source(head["baseline_index"], head["spec"]["seeds"]))
-        c.say(" seeds")
     c.say(")")
     return head
 
@@ -299,10 +330,19 @@ def _claim_spanning_trees(c, results):
 def _claim_configurations(c, results):
     r = pick("mixconfig", results)
     pairs = []
-    for j, (metric, cells) in enumerate((("accuracy", "classification cells"), ("r2", "regression cells"))):
-        c.say("" if j == 0 else "; ")
-        pairs += range_claim(c, r, headline_args(r), ["dataset", "label_frac", "downstream"], cells,
-                             metric_label=metric, cost=j == 0, section="downstream", metric=metric)
+    # one pool per downstream model: every feature set under it, and the semi-supervised anchors (their own
+    # classifiers, downstream "-"), which compete in every classification cell
+    downstreams = [d for d in dict.fromkeys(row.get("downstream") for row in r.rows
+                                            if row.get("section") == "downstream") if d not in (None, "-")]
+    j = 0
+    for metric, cells in (("accuracy", "classification cells"), ("r2", "regression cells")):
+        for downstream in downstreams:
+            if not any(row.get("metric") == metric and row.get("downstream") == downstream for row in r.rows):
+                continue
+            c.say("" if j == 0 else "; ").say(f"{cells}, downstream ").label(downstream).say(": ")
+            pairs += range_claim(c, r, headline_args(r), ["dataset", "label_frac"], cells, metric_label=metric,
+                                 cost=j == 0, section="downstream", metric=metric, downstream=[downstream, "-"])
+            j += 1
     _from(c, r)
     return [(r, h) for h in pairs]
 
@@ -311,7 +351,7 @@ def _claim_iv(c, results):
     r = pick("iv", results)
     args = headline_args(r)
     pairs = range_claim(c, r, args, ["cell"], "cells", cost=False, cell="G*")
-    same = [h for h in pairs if h["verdict"] == "tie"]
+    same = [h for h in pairs if h.get("verdict_basis") == "equal values"]
     if same:
         c.say(". Equal cells: ours equals ")
         _strongest_names(c, same)
@@ -355,8 +395,8 @@ def _claim_annotation(c, results):
     for metric, name in (("acc_3n_one_coin", "one-coin"), ("acc_3n_ds", "Dawid–Skene")):
         other = case_pairs(r.rows, spec_with({**args, "metric": metric}, {"dataset": "*"}), ["dataset"])
         if other:
-            c.say(f"; the same labels aggregated by {name}: ours better in ")
-            _count(c, [(r, h) for h in other], lambda h: h["verdict"] == "ours better")
+            c.say(f"; the same labels aggregated by {name}: ")
+            _tally(c, [(r, h) for h in other])
             c.say(" datasets, ours / strongest baseline ")
             _range(c, r, other, "ratio")
     _from(c, r)
@@ -441,19 +481,27 @@ class FamilyClaims:
     verdict: Claim
     word: str = ""
     pairs: list = field(default_factory=list)
+    stale: list = field(default_factory=list)  # names of the results behind it measured on older code
 
 
-def _verdict(pairs):
+def _verdict(pairs, stale=()):
+    """The family verdict: a word, then how many cases ours wins, ties and loses; ``stale`` names the results
+    measured on code that has changed since (the verdict then says so)."""
     c = Claim()
     if not pairs:
-        return c.say("no baseline comparison"), ""
-    word = verdict_word([h for _, h in pairs])
-    c.say(f"{word} (ours better in ")
-    _count(c, pairs, lambda h: h["verdict"] == "ours better")
-    if any(h["verdict"] == "tie" for _, h in pairs):
-        c.say(", equal in ")
-        _count(c, pairs, lambda h: h["verdict"] == "tie")
-    return c.say(")"), word
+        c.say("no baseline comparison")
+        word = ""
+    else:
+        word = verdict_word([h for _, h in pairs])
+        c.say(f"{word} (")
+        _tally(c, pairs)
+        c.say(")")
+    if stale:
+        c.say("; stale: the code changed after ")
+        for j, name in enumerate(stale):
+            c.say("" if j == 0 else ", ").label(name)
+        c.say(" was measured")
+    return c, word
 
 
 def build_claims(results=None):
@@ -472,8 +520,11 @@ def build_claims(results=None):
             except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a table without expected columns
                 c, pairs = Claim().say(f"claim not generated ({type(exc).__name__}: ").label(str(exc)[:80]), []
                 c.say(")")
-        verdict, word = _verdict(pairs)
-        out[family] = FamilyClaims(family, c, verdict, word, pairs)
+        shown = [pick(name, results) for name in headline_benchmarks(family)]
+        used = [*[r for r, _ in pairs], *[r for r in shown if r is not None]]
+        stale = list(dict.fromkeys(r.name for r in used if r.stale))
+        verdict, word = _verdict(pairs, stale)
+        out[family] = FamilyClaims(family, c, verdict, word, pairs, stale)
     return out
 
 
@@ -491,15 +542,17 @@ def headline_table(results=None, link_prefix=""):
         if head is None or head.get("legacy"):
             continue
         claim.say(f"| {family} | ").link(result.name, link_prefix + result.path(".md").as_posix())
-        claim.say(f" | {result.mode} | ")
+        claim.say(f" | {result.mode}{', stale' if result.stale else ''} | ")
         _where_text(claim, result, head)
         claim.say(" | ").label(head["spec"]["metric"])
         claim.say(" (lower is better) | " if head["spec"]["lower_is_better"] else " (higher is better) | ")
         claim.label(head["ours"]).say(" ")
         _pair_numbers(claim, result, head, "ours")
+        _spread(claim, result, head, "ours")
         claim.say(" | ").label(head["baseline"]).say(" ")
         _pair_numbers(claim, result, head, "baseline")
-        claim.say(f" (strongest of {_words(len(head['baselines_compared']))}) | ")
+        opened = _spread(claim, result, head, "baseline", close=False)
+        claim.say(f"{'; ' if opened else ' ('}strongest of {_words(len(head['baselines_compared']))}) | ")
         _pair_numbers(claim, result, head, "ratio")
         claim.say(f" | {VERDICT_WORDS[head['verdict']]} |\n")
     claim.parts[-1]["say"] = claim.parts[-1]["say"].rstrip("\n")

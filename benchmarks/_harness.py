@@ -64,12 +64,31 @@ def _where_matches(row, where, rows):
         value = row.get(column)
         if wanted == "@max":  # the largest value of the column (e.g. the biggest n of a timing sweep)
             wanted = max((r.get(column) for r in rows if _is_plain_number(r.get(column))), default=None)
-        if isinstance(wanted, str) and "*" in wanted:
-            if not (isinstance(value, str) and fnmatch.fnmatchcase(value, wanted)):
-                return False
-        elif value != wanted:
+        # a list: any of its values (a case whose pool spans two values of a column)
+        if not any(_value_matches(value, w) for w in (wanted if isinstance(wanted, list) else [wanted])):
             return False
     return True
+
+
+def _value_matches(value, wanted):
+    if isinstance(wanted, str) and "*" in wanted:
+        return isinstance(value, str) and fnmatch.fnmatchcase(value, wanted)
+    return value == wanted
+
+
+def per_seed_columns(metric, values, seeds=None):
+    """The per-seed convention's columns for ``metric``: its mean over ``values``, ``M_sd`` (ddof=1; None for one
+    value), ``M_per_seed`` and, when the values are per seed rather than timing repeats, ``seed_ids``."""
+    values = [float(v) for v in values]
+    out = {metric: float(np.mean(values)) if values else float("nan"),
+           f"{metric}_sd": float(np.std(values, ddof=1)) if len(values) > 1 else None,
+           f"{metric}_per_seed": values}
+    if seeds is not None:
+        seeds = [int(s) if _is_plain_number(s) else s for s in seeds]
+        if len(seeds) != len(values):
+            raise ValueError(f"{len(values)} values for {len(seeds)} seeds")
+        out["seed_ids"] = seeds
+    return out
 
 
 def _is_plain_number(value):

@@ -29,7 +29,7 @@ DECLARED = {
                     "backend": "numba", "n": "@max"},
     "mixconfig": {"key": "method", "ours": ["learned", "single", "uniform", "concat"], "metric": "mean",
                   "lower_is_better": False, "cost": "fit_s", "seeds": "n_seeds", "section": "downstream",
-                  "dataset": "digits", "label_frac": 0.05, "downstream": "linear"},
+                  "dataset": "digits", "label_frac": 0.05, "downstream": ["linear", "-"]},
     "prbast": {"key": "estimator", "ours": ["PRBAST", "PRBAST *"], "metric": "rmse", "cost": "fit_s",
                "seeds": "n_seeds", "case": "horseshoe"},
     "quantization": {"key": "method", "ours": ["TwinQuant r8", "TwinQuant*"], "metric": "mean_rel_err",
@@ -97,15 +97,22 @@ def headline_of(result):
 
 
 def pick(base, results=None):
-    """The result quoted for benchmark ``base``: its full-mode table where one is committed, else the newest
-    quick table; a table whose declared headline finds no pair (a partial run) gives way to the next."""
+    """The result quoted for benchmark ``base``: a full-mode table that is not stale (its family's code has not
+    changed since it was measured), else the newest quick table that is not stale, else the newest table of all
+    (the report marks it stale). A table whose declared headline finds no pair (a partial run) gives way to the
+    next."""
     from benchmarks import _layout
 
     results = candidates() if results is None else results
-    full = [r for r in results if r.folder == _layout.RESULTS and r.name == base and r.mode == "full"]
-    rest = sorted((r for r in results if r.base == base and r not in full),
-                  key=lambda r: (r.mode == "full", r.date), reverse=True)
-    ranked = full + rest
+    mine = [r for r in results if r.base == base]
+    by_date = sorted(mine, key=lambda r: r.date, reverse=True)
+    full = [r for r in by_date if r.folder == _layout.RESULTS and r.name == base and r.mode == "full"]
+    fresh_full = [r for r in full if not r.stale]
+    fresh_quick = [r for r in by_date if r.mode == "quick" and not r.stale]
+    ranked = []
+    for r in [*fresh_full, *fresh_quick, *by_date]:
+        if not any(r is x for x in ranked):
+            ranked.append(r)
     return next((r for r in ranked if headline_args(r) is None or headline_of(r) is not None),
                 ranked[0] if ranked else None)
 
@@ -129,14 +136,24 @@ MERGED = re.compile(r"\(merged: ([^)]*)\)")  # a result assembled from partial r
 VERDICT_WORDS = {"ours better": "better", "tie": "tie", "baseline better": "worse"}
 
 
-def verdict_word(pairs):
-    """One word for a set of case pairs: ``better`` or ``worse`` when every case that is not a tie goes one way,
-    ``tie`` when ties are the majority (ours equals a baseline by construction), else ``mixed``."""
+def verdict_counts(pairs):
+    """``(better, tie, worse)``: how many case pairs ours wins, ties (within two standard errors) and loses."""
     words = [VERDICT_WORDS[p["verdict"]] for p in pairs]
-    ties, decided = words.count("tie"), [w for w in words if w != "tie"]
-    if not decided or ties > len(decided):
-        return "tie"
-    return decided[0] if len(set(decided)) == 1 else "mixed"
+    return words.count("better"), words.count("tie"), words.count("worse")
+
+
+def verdict_word(pairs):
+    """One word for a set of case pairs: ``mixed`` when ours wins some cases and loses others; ``better``
+    (``worse``) when it only wins (loses) and those cases are at least as many as the ties; else ``tie``. The
+    counts are always shown beside the word."""
+    better, tie, worse = verdict_counts(pairs)
+    if better and worse:
+        return "mixed"
+    if better:
+        return "better" if better >= tie else "tie"
+    if worse:
+        return "worse" if worse >= tie else "tie"
+    return "tie"
 
 
 def fmt(value):

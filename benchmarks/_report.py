@@ -17,6 +17,7 @@ from benchmarks._headlines import (
     VERDICT_WORDS,
     fmt,
     headline_of,
+    is_number,
     pick,
     picked,
 )
@@ -25,9 +26,11 @@ from benchmarks._results import FAMILIES, candidates
 from benchmarks._tables import case_tables
 
 INTRO = ("Each comparison pairs ours with the strongest baseline of the same case, found from the rows by the "
-         "metric; our own variants, ablations and oracles are no baselines. Each benchmark is shown from its "
-         "full-mode table where one is committed, else from its newest quick table (reduced grids and seeds), "
-         "and says which. ")
+         "metric; our own variants, ablations and oracles are no baselines. A case is better or worse only when "
+         "the difference exceeds two standard errors over seeds (paired over the seeds both sides share, else "
+         "unpaired); otherwise, and wherever a side has a single seed, it is a tie. Each benchmark is shown from "
+         "its full-mode table where one is committed and measured on the current code, else from its newest "
+         "quick table, and says which; a table measured on code that has changed since is marked stale. ")
 
 
 def _md_link_from_report(path):
@@ -47,34 +50,57 @@ def _headline_rows(results):
                          for k in spec.get("where") or {}) or "whole table"
         cost = spec.get("cost")
         direction = "lower" if spec["lower_is_better"] else "higher"
-        rows.append([r.family, r.name, r.mode, case, f"{spec['metric']} ({direction} is better)",
-                     f"{head['ours']}: {fmt(head['ours_value'])}",
-                     f"{head['baseline']}: {fmt(head['baseline_value'])}", fmt(head["ratio_ours_over_baseline"]),
+        rows.append([r.family, r.name, r.mode + (", stale" if r.stale else ""), case,
+                     f"{spec['metric']} ({direction} is better)",
+                     f"{head['ours']}: {_value_text(head, 'ours')}",
+                     f"{head['baseline']}: {_value_text(head, 'baseline')}", fmt(head["ratio_ours_over_baseline"]),
                      VERDICT_WORDS[head["verdict"]],
                      f"{cost}: {fmt(head.get('ours_cost'))} vs {fmt(head.get('baseline_cost'))}"
                      if cost and "ours_cost" in head else "–",
-                     f"{fmt(head['ours_seeds'])} vs {fmt(head['baseline_seeds'])}" if "ours_seeds" in head else "–"])
+                     f"{_n(head, 'ours')} vs {_n(head, 'baseline')}"])
     return rows
+
+
+def _value_text(head, side):
+    sd = head.get(f"{side}_sd")
+    return fmt(head[f"{side}_value"]) + (f" ± {sd:.2g}" if is_number(sd) else "")
+
+
+def _n(head, side):
+    return fmt(head.get(f"{side}_seeds")) if is_number(head.get(f"{side}_seeds")) else "–"
 
 
 HEADLINE_COLUMNS = ["family", "benchmark", "run", "case", "metric", "ours", "strongest baseline", "ours / baseline",
                     "verdict", "cost: ours vs baseline", "seeds"]
 
 
+RUN_COLUMNS = ["benchmark", "run", "date", "command", "commit", "CPU", "SIMD", "torch threads", "state"]
+
+
 def _runs(results):
+    """One row per shown result: the command, the commit and machine it was measured on, fresh or stale."""
     cells = []
     for r in results:
         machine = r.payload.get("machine") or {}
-        cells.append([r.name, r.mode, r.date, r.command, str(machine.get("python", "?")),
-                      str(machine.get("cpu_count", "?")), str(machine.get("numpy", "?")),
-                      str(machine.get("scikit-learn", "?"))])
+        threads = (machine.get("threads") or {}).get("torch")
+        cells.append([r.name, r.mode, r.date, r.command, r.commit[:12] or "not stamped",
+                      str(machine.get("cpu_model", "not recorded")),
+                      str((machine.get("simd") or {}).get("level", "–")), fmt(threads) if threads else "–",
+                      "stale: " + r.staleness() if r.stale else "current"])
     return cells
 
 
 def _benchmark_section(doc, result, results):
     path = result.path(".md").as_posix()
-    doc.heading(3, f"{result.name} ({result.mode} run, {result.date})")
+    doc.heading(3, f"{result.name} ({result.mode} run, {result.date}{', stale' if result.stale else ''})")
     other = [r for r in results if r.base == result.base and r is not result]
+    if result.stale:
+        doc.para(f"Stale: {result.staleness()}. These numbers describe older code; rerun ", Code(result.command),
+                 " to refresh them.")
+    machine = result.payload.get("machine") or {}
+    if result.commit and machine.get("cpu_model"):
+        doc.para(f"Measured at commit {result.commit[:12]} on CPU {machine['cpu_model']} (SIMD level "
+                 f"{(machine.get('simd') or {}).get('level', 'unknown')}).")
     segs = ["Reproduce: ", Code(result.command), ". Every column and the benchmark's notes: ",
             Link(path, _md_link_from_report(path), f"``{path}``"), "."]
     for r in other:
@@ -129,8 +155,9 @@ def build_report(results=None):
     doc.heading(2, "Headline per benchmark")
     doc.table(HEADLINE_COLUMNS, _headline_rows(shown))
     doc.heading(2, "Runs")
-    doc.para("The run behind each section: its mode, date, command and machine.")
-    doc.table(["benchmark", "run", "date", "command", "Python", "CPU cores", "numpy", "scikit-learn"], _runs(shown))
+    doc.para("The run behind each section: its mode, date, command, the commit and machine it measured, and "
+             "whether the family's code has changed since.")
+    doc.table(RUN_COLUMNS, _runs(shown))
     for family in _families(shown):
         _family_section(doc, family, claims, [r for r in shown if r.family == family], results)
     return doc.render("md")
@@ -169,8 +196,7 @@ def build_pages(results=None):
     index.heading(2, "Headline per benchmark")
     index.table(HEADLINE_COLUMNS, _headline_rows(shown))
     index.heading(2, "Runs")
-    index.table(["benchmark", "run", "date", "command", "Python", "CPU cores", "numpy", "scikit-learn"],
-                _runs(shown))
+    index.table(RUN_COLUMNS, _runs(shown))
     pages[_layout.DOCS_BENCHMARKS / "index.rst"] = index.render("rst")
     for family in families:
         doc = Document()

@@ -77,6 +77,21 @@ class Result:
         except ValueError:  # results outside the repository (the report's tests)
             return path
 
+    def staleness(self):
+        """Why this result no longer describes its family's code, in words, or None
+        (:func:`benchmarks._stamp.staleness`, against the repository at ``_layout.ROOT``)."""
+        from benchmarks._stamp import staleness
+
+        return staleness(self.payload, self.family, _layout.ROOT)
+
+    @property
+    def stale(self):
+        return self.staleness() is not None
+
+    @property
+    def commit(self):
+        return str(self.payload.get("commit") or "")
+
     def source(self, index, column):
         """Where a claim's number comes from: this file, row ``index``, ``column``."""
         return {"file": self.path().as_posix(), "row": index, "column": column}

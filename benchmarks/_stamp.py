@@ -149,3 +149,52 @@ def stamp_line(payload):
     if dirty:
         text += f"; uncommitted source changes at the start: {', '.join(dirty)}"
     return text + "."
+
+
+# ------------------------------------------------------------------------------------------------- staleness
+def family_sources(family, root=ROOT):
+    """The source folders of a method family: its package under ``sklearn_frontier/`` and its ``kernels/``
+    package, those that exist (the ecosystem benchmarks measure no family of their own: none)."""
+    return tuple(p for p in (f"sklearn_frontier/{family}", f"kernels/{family}") if (Path(root) / p).is_dir())
+
+
+_CHANGED = {}
+
+
+def _changed_since(root, commit, paths):
+    """The commits after ``commit`` (reachable from HEAD) that touch ``paths``: a list, or None when git cannot
+    tell (no repository here, or a commit it does not know)."""
+    head = _git("rev-parse", "HEAD", cwd=root)
+    key = (str(root), head, commit, paths)
+    if key not in _CHANGED:
+        if _git("cat-file", "-e", f"{commit}^{{commit}}", cwd=root) is None:
+            _CHANGED[key] = None
+        else:
+            out = _git("rev-list", f"{commit}..HEAD", "--", *paths, cwd=root) if paths else ""
+            _CHANGED[key] = None if out is None else out.split()
+    return _CHANGED[key]
+
+
+def staleness(payload, family, root=ROOT):
+    """Why a results payload no longer describes its family's code, in words, or None when it does.
+
+    Stale: no stamp (written before results were stamped); source files of the family that were uncommitted when
+    it was measured; or a commit after the stamped one that changed the family's source. When git cannot read
+    the stamped commit here (an export without history) nothing can be said, and None is returned.
+    """
+    commit = payload.get("commit")
+    if not commit or "cpu_model" not in (payload.get("machine") or {}):
+        return "no commit stamp (measured before results were stamped)"
+    sources = family_sources(family, root)
+    dirty = [p for p in payload.get("dirty_paths") or [] if any(p == s or p.startswith(s + "/") for s in sources)]
+    if dirty:
+        return f"measured with uncommitted changes to {', '.join(dirty)}"
+    if not sources:
+        return None
+    changed = _changed_since(root, commit, sources)
+    if changed:
+        return (f"{', '.join(sources)} changed after commit {commit[:12]} in {len(changed)} "
+                f"commit{'s' if len(changed) > 1 else ''} (latest {changed[0][:12]})")
+    if changed is None and _git("rev-parse", "HEAD", cwd=root) is not None:
+        return f"commit {commit[:12]} is not in this repository's history"
+    return None

@@ -90,14 +90,15 @@ def _is_label(value):
 
 def family_table(result, title, rows):
     """One case family's table (see the module doc)."""
-    columns = [c for c in _columns(rows) if c != "section"]
+    # per-seed lists stay in the full table (the .md and .json); the table shows their mean and sd
+    columns = [c for c in _columns(rows) if c != "section" and c != "seed_ids" and not c.endswith("_per_seed")]
     title = cell_text(title or _title(columns, rows))
     fixed = {c: rows[0][c] for c in columns
              if len(rows) > 1 and all(c in r for r in rows) and all(r[c] == rows[0][c] for r in rows)}
     columns = [c for c in columns if c not in fixed]
     labels = [c for c in columns if any(_is_label(r.get(c)) for r in rows)]
     args = headline_args(result) or {}
-    preferred = [args.get("key"), args.get("metric"), args.get("cost"), args.get("seeds"),
+    preferred = [args.get("key"), args.get("metric"), f"{args.get('metric')}_sd", args.get("cost"), args.get("seeds"),
                  *(args.get("context") or [])]
     key_first = [c for c in labels if c == args.get("key")] + [c for c in labels if c != args.get("key")]
     keep = key_first[:MAX_LABEL_COLUMNS]

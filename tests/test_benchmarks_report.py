@@ -5,6 +5,7 @@ generated spans and the claims' sources from the results on disk (idempotently, 
 import json
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -77,7 +78,52 @@ def test_verdict_word_counts_the_cases_that_are_not_ties():
     assert _headlines.verdict_word(pairs("ours better", "tie")) == "better"
     assert _headlines.verdict_word(pairs("baseline better", "baseline better")) == "worse"
     assert _headlines.verdict_word(pairs("ours better", "baseline better", "ours better")) == "mixed"
-    assert _headlines.verdict_word(pairs("ours better", "tie", "tie")) == "tie"  # equal by construction, mostly
+    assert _headlines.verdict_word(pairs("ours better", "tie", "tie")) == "tie"
+    assert _headlines.verdict_word(pairs("baseline better", "tie", "tie")) == "tie"
+    assert _headlines.verdict_counts(pairs("ours better", "tie", "tie", "baseline better")) == (1, 2, 1)
+
+
+def _seeded(label, values, seeds=(0, 1, 2, 3, 4)):
+    return {"m": label, **_harness.per_seed_columns("e", values, list(seeds)[:len(values)])}
+
+
+def test_a_difference_inside_two_standard_errors_is_a_tie_and_outside_a_decision():
+    # means 0.50 vs 0.52, sd 0.05 over 5 seeds each: SE of the difference 0.032, so a tie
+    noisy = [_seeded("ours", [0.45, 0.50, 0.55, 0.44, 0.56]), _seeded("base", [0.47, 0.52, 0.57, 0.46, 0.58])]
+    unpaired = [{k: v for k, v in r.items() if k != "seed_ids"} for r in noisy]
+    head = _harness.headline_pair(unpaired, key="m", ours="ours", metric="e")
+    assert head["verdict"] == "tie" and head["verdict_basis"].startswith("unpaired over 5 and 5 seeds")
+    assert (head["ours_seeds"], head["baseline_seeds"]) == (5, 5)
+    assert head["ours_sd"] == pytest.approx(statistics.stdev([0.45, 0.50, 0.55, 0.44, 0.56]))
+    # the same spreads, means far apart: better
+    far = [_seeded("ours", [0.25, 0.30, 0.35, 0.24, 0.36]), unpaired[1]]
+    assert _harness.headline_pair(far, key="m", ours="ours", metric="e")["verdict"] == "ours better"
+    # higher is better turns it round
+    assert _harness.headline_pair(far, key="m", ours="ours", metric="e",
+                                  lower_is_better=False)["verdict"] == "baseline better"
+
+
+def test_pairing_over_shared_seeds_decides_where_the_unpaired_test_cannot():
+    # the seeds move both methods together; ours is lower by 0.02 on every seed
+    rows = [_seeded("ours", [0.45, 0.50, 0.55, 0.44, 0.56]), _seeded("base", [0.47, 0.52, 0.57, 0.46, 0.58])]
+    paired = _harness.headline_pair(rows, key="m", ours="ours", metric="e")
+    assert paired["verdict"] == "ours better" and paired["verdict_basis"].startswith("paired over 5 seeds")
+    # pairing uses only the seeds both sides ran: two shared seeds with opposite signs are a tie
+    rows = [_seeded("ours", [0.40, 0.60], [0, 1]), _seeded("base", [0.50, 0.50, 0.50], [0, 1, 2])]
+    assert _harness.headline_pair(rows, key="m", ours="ours", metric="e")["verdict"] == "tie"
+
+
+def test_legacy_mean_plus_minus_sd_cells_and_single_seeds():
+    rows = [{"m": "ours", "e": "0.675 ± 0.007", "n": 5}, {"m": "GP", "e": "0.677 ± 0.025", "n": 5}]
+    head = _harness.headline_pair(rows, key="m", ours="ours", metric="e", seeds="n")
+    assert head["verdict"] == "tie" and (head["ours_sd"], head["baseline_seeds"]) == (0.007, 5)
+    one_seed = [{"m": "ours", "e": 0.751, "n": 1}, {"m": "base", "e": 0.760, "n": 1}]
+    assert _harness.headline_pair(one_seed, key="m", ours="ours", metric="e", seeds="n")["verdict"] == "tie"
+    # a metric that does not vary with the seed (a fixed weight table) is declared so, and then decides
+    fixed = _harness.headline_pair(one_seed, key="m", ours="ours", metric="e", deterministic=True)
+    assert fixed["verdict"] == "ours better" and fixed["spec"]["deterministic"] is True
+    with pytest.raises(ValueError, match="seeds"):
+        _harness.per_seed_columns("e", [1.0, 2.0], [0])
 
 
 def test_claims_refuse_typed_numbers():
@@ -139,15 +185,16 @@ def test_report_writes_every_page_from_the_results_and_labels_quick_runs(tmp_pat
 
     report = (results / "REPORT.md").read_text()
     assert "prbast_seed" not in report and "### prbast (quick run," in report
-    assert "| spanning_trees | prbast | quick | horseshoe | rmse (lower is better) | PRBAST: 0.1 | GP: 0.15 |" in report
+    assert ("| spanning_trees | prbast | quick | horseshoe | rmse (lower is better) | PRBAST: 0.1 ± 0.01 | "
+            "GP: 0.15 ± 0.02 | 0.6667 | better | fit_s: 2 vs 0.5 | 5 vs 5 |") in report
     assert "### iv (quick run," in report  # from results/, labelled by its command
     widths = {line.count("|") - 1 for line in report.splitlines() if line.startswith("|")}
     assert max(widths) <= _tables.MAX_COLUMNS
     text = readme.read_text()
     assert "stale" not in text and text.startswith("intro\n") and text.endswith("rest\n")
     assert ("| spanning_trees | [prbast](results/quick/prbast.md) | quick | horseshoe | rmse (lower is better) | "
-            "PRBAST 0.1 | GP 0.15 (strongest of two) | 0.667× | better |") in text
-    assert "<!-- claim:verdict-spanning_trees -->mixed (ours better in 1/2)<!--" in text
+            "PRBAST 0.1 ± 0.01 (n=5) | GP 0.15 ± 0.02 (n=5; strongest of two) | 0.667× | better |") in text
+    assert "<!-- claim:verdict-spanning_trees -->mixed (1 better, 0 tie, 1 worse)<!--" in text
     assert "<!-- claim:quick-rows -->Rows from quick runs (reduced grids and seeds; no full run committed yet): " \
            "prbast, iv.<!--" in text
     page = (tmp_path / "docs" / "benchmarks" / "spanning_trees.rst").read_text()

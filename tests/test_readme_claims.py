@@ -12,6 +12,7 @@ number is typed into the README outside the generated spans.
 import json
 import math
 import re
+import statistics
 from pathlib import Path
 
 import pytest
@@ -59,6 +60,17 @@ def _cell(source):
     if isinstance(value, (int, float)):
         return float(value)
     return float(str(value).split()[0])  # "0.107 ± 0.006" -> its mean
+
+
+def _raw(source):
+    return _table(source["file"])["rows"][source["row"]][source["column"]]
+
+
+def _sd(source):
+    value = _raw(source)
+    if isinstance(value, list):
+        return statistics.stdev(value)
+    return float(str(value).split("±", 1)[1].split()[0]) if isinstance(value, str) else float(value)
 
 
 def _agrees(token, value):
@@ -129,6 +141,12 @@ def test_every_number_in_a_claim_traces_to_a_results_row():
                 if part["kind"] == "cell":
                     assert len(sources) == 1
                     value = _cell(sources[0])
+                elif part["kind"] == "sd":  # the sd of per-seed values, or of a "mean ± sd" cell
+                    assert len(sources) == 1
+                    value = _sd(sources[0])
+                elif part["kind"] == "length":  # the seed count: the length of a per-seed list
+                    assert len(sources) == 1
+                    value = float(len(_raw(sources[0])))
                 elif part["kind"] == "ratio":
                     assert len(sources) == 2
                     value = _cell(sources[0]) / _cell(sources[1])
