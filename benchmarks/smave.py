@@ -22,7 +22,7 @@ import warnings
 
 import numpy as np
 
-from benchmarks._harness import headline_pair, write_results
+from benchmarks._harness import headline_pair, per_seed_columns, write_results
 from benchmarks._timing import Stopwatch, timed
 
 for _k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
@@ -118,10 +118,6 @@ def _timed_fit(est, X, y):
 _WALL = []
 
 
-def _mean_sd(values):
-    return float(np.mean(values)), float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
-
-
 def synthetic_grid(models, ps, ns, seeds, log):
     from sklearn_frontier.datasets import make_sdr_regression
     from sklearn_frontier.sdr import subspace_distance
@@ -146,9 +142,10 @@ def synthetic_grid(models, ps, ns, seeds, log):
                 ref = {lab: np.mean([r[0] for r in res]) for lab, res in results.items()}
                 tref = {lab: statistics.median([r[1] for r in res]) for lab, res in results.items()}
                 for label, res in results.items():
-                    dm, ds = _mean_sd([r[0] for r in res])
+                    dm = float(np.mean([r[0] for r in res]))
                     row = {"section": "synthetic", "case": cell, "method": label, "metric": "subspace dist (F)",
-                           "mean": dm, "sd": ds, "n_seeds": len(res), "fit_cpu_s": tref[label]}
+                           **per_seed_columns("mean", [r[0] for r in res], seeds), "n_seeds": len(res),
+                           "fit_cpu_s": tref[label]}
                     if label == "SMAVE":
                         row["dist/RMAVE-knn"] = dm / ref["RMAVE-knn"]
                         row["dist/OPG-knn"] = dm / ref["OPG-knn"]
@@ -228,9 +225,9 @@ def ablation(cases, seeds, log):
                 refresh.append(est.n_refresh_)
             t = statistics.median(times)
             base_t = t if base_t is None else base_t
-            dm, ds = _mean_sd(dists)
             row = {"section": "ablation", "case": f"{model}, p={p}, n={n}", "method": label,
-                   "metric": "subspace dist (F)", "mean": dm, "sd": ds, "n_seeds": len(seeds), "fit_cpu_s": t,
+                   "metric": "subspace dist (F)", **per_seed_columns("mean", dists, seeds), "n_seeds": len(seeds),
+                   "fit_cpu_s": t,
                    "t/v0": t / base_t, "n_iter": float(np.mean(iters)), "n_refresh": float(np.mean(refresh))}
             rows.append(row)
             log(row)
@@ -250,7 +247,7 @@ def batch_schedule(n, p, batches, log):
             warnings.simplefilter("ignore")
             t = _timed_fit(est, X, y)
         row = {"section": "batch", "case": f"B, p={p}, n={n}", "method": f"SMAVE(batch_size={m!r})",
-               "metric": "subspace dist (F)", "mean": subspace_distance(est.directions_.T, B0), "sd": 0.0,
+               "metric": "subspace dist (F)", "mean": subspace_distance(est.directions_.T, B0),
                "n_seeds": 1, "fit_cpu_s": t, "n_iter": est.n_iter_, "batch": est.batch_size_}
         rows.append(row)
         log(row)
@@ -313,7 +310,7 @@ def scaling(ns, p, log, rmave_knn_ns=(), stream=None):
         r = _run_worker({"kind": "fit", "n": n, "p": p})
         times.append(r["cpu"])
         row = {"section": "scaling", "case": f"B, p={p}, n={n}", "method": "SMAVE", "metric": "subspace dist (F)",
-               "mean": r["dist"], "sd": 0.0, "n_seeds": 1, "fit_cpu_s": r["cpu"], "n_iter": r["n_iter"],
+               "mean": r["dist"], "n_seeds": 1, "fit_cpu_s": r["cpu"], "n_iter": r["n_iter"],
                "rss_peak_mib": r["rss_peak"], "rss_fit_extra_mib": r["rss_peak"] - r["rss_before"],
                "data_mib": r["data_mib"]}
         if n in rmave_knn_ns:
@@ -321,7 +318,7 @@ def scaling(ns, p, log, rmave_knn_ns=(), stream=None):
             row["t/RMAVE-knn"] = r["cpu"] / rk["cpu"]
             row["dist/RMAVE-knn"] = r["dist"] / rk["dist"]
             rows.append({"section": "scaling", "case": f"B, p={p}, n={n}", "method": "RMAVE-knn",
-                         "metric": "subspace dist (F)", "mean": rk["dist"], "sd": 0.0, "n_seeds": 1,
+                         "metric": "subspace dist (F)", "mean": rk["dist"], "n_seeds": 1,
                          "fit_cpu_s": rk["cpu"], "rss_peak_mib": rk["rss_peak"],
                          "rss_fit_extra_mib": rk["rss_peak"] - rk["rss_before"]})
             log(rows[-1])
@@ -330,14 +327,14 @@ def scaling(ns, p, log, rmave_knn_ns=(), stream=None):
         if stream is not None and n == stream[0]:
             s = _run_worker({"kind": "stream", "n": n, "p": p, "chunk": stream[1]})
             rows.append({"section": "streaming", "case": f"B, p={p}, n={n}, chunks of {stream[1]}",
-                         "method": "SMAVE.partial_fit", "metric": "subspace dist (F)", "mean": s["dist"], "sd": 0.0,
+                         "method": "SMAVE.partial_fit", "metric": "subspace dist (F)", "mean": s["dist"],
                          "n_seeds": 1, "fit_cpu_s": s["cpu"], "n_iter": s["n_iter"], "rss_peak_mib": s["rss_peak"],
                          "rss_fit_extra_mib": s["rss_peak"] - s["rss_before"], "dist/fit": s["dist"] / r["dist"],
                          "t/fit": s["cpu"] / r["cpu"]})
             log(rows[-1])
     slope = float(np.polyfit(np.log(ns), np.log(times), 1)[0])
     summary = {"section": "scaling", "case": f"B, p={p}, n={ns[0]}..{ns[-1]}", "method": "SMAVE",
-               "metric": "log-log slope", "mean": slope, "sd": 0.0, "n_seeds": 1,
+               "metric": "log-log slope", "mean": slope, "n_seeds": 1,
                "t(n_max)/t(n_min)": times[-1] / times[0]}
     log(summary)
     return rows + [summary]
@@ -403,22 +400,23 @@ def real_data(n_splits, log):
             picked.append(MAVEDimensionCV(SMAVE(random_state=split), max_components=4, n_repeats=20,
                                           random_state=split).fit(Xtr, ytr).n_components_)
         for (label, d), values in mse.items():
-            m, s = _mean_sd(values)
+            m = float(np.mean(values))
             row = {"section": "real", "case": f"{name} d={d}" if d else f"{name} raw", "method": label,
-                   "metric": "test MSE (kNN)", "mean": m, "sd": s, "n_seeds": len(values)}
+                   "metric": "test MSE (kNN)", **per_seed_columns("mean", values, range(n_splits)),
+                   "n_seeds": len(values)}
             if label == "SMAVE":
                 row["mse/OPG-knn"] = m / np.mean(mse[("OPG-knn", d)])
                 row["mse/RMAVE-knn"] = m / np.mean(mse[("RMAVE-knn", d)])
             rows.append(row)
             log(row)
         rows.append({"section": "real", "case": name, "method": "MAVEDimensionCV(SMAVE)",
-                     "metric": "chosen d per split", "mean": float(np.mean(picked)), "sd": 0.0, "n_seeds": n_splits,
+                     "metric": "chosen d per split", "mean": float(np.mean(picked)), "n_seeds": n_splits,
                      "picked": " ".join(map(str, picked))})
         log(rows[-1])
     return rows
 
 
-COLUMNS = ["section", "case", "method", "metric", "mean", "sd", "n_seeds", "fit_cpu_s", "dist/RMAVE-knn",
+COLUMNS = ["section", "case", "method", "metric", "mean", "mean_sd", "n_seeds", "fit_cpu_s", "dist/RMAVE-knn",
            "dist/RMAVE-kernel", "dist/OPG-knn", "dist/SIR", "t/RMAVE-knn", "t/RMAVE-kernel", "t/v0", "n_iter",
            "n_refresh", "batch", "grad_norm", "rss_peak_mib", "rss_fit_extra_mib", "dist/fit", "t/fit",
            "t(n_max)/t(n_min)", "mse/OPG-knn", "mse/RMAVE-knn", "picked"]
@@ -457,12 +455,13 @@ def main(argv=None):
                         stream=(1000000, 100000))
         rows += real_data(10, log)
     mode = " --quick" + (" --large" if args.large else "") if args.quick else ""
-    notes = ("Distances: mean (sd) over seeds of ||P_hat - P0||_F with P from the directions in original units. "
+    notes = ("Distances: mean, sd (mean_sd) and per-seed values (mean_per_seed, seed_ids) over seeds of "
+             "||P_hat - P0||_F with P from the directions in original units. "
              "fit_cpu_s: median process CPU seconds of single fits after one warm-up fit per method (JIT outside), "
              "BLAS/numba threads pinned to 1 (CPU time, because the 2-core build machine was shared with other "
              "jobs). Ratios are SMAVE (or the named SMAVE variant) over the named method in the same run. "
-             "SMAVE(fixed 300 steps, v0) is the pre-issue-17 configuration (300 steps of 64 anchors, tree rebuilt "
-             "every step, last iterate). Ablation: t/v0 is the variant's time over v0's on the same data. "
+             "SMAVE(fixed 300 steps, v0) is the configuration SMAVE first shipped with (300 steps of 64 anchors, "
+             "tree rebuilt every step, last iterate). Ablation: t/v0 is the variant's time over v0's on the same data. "
              "Scaling and streaming rows run each fit in a fresh process: rss_peak_mib is the process's peak "
              "resident memory during the fit (VmHWM after a reset), rss_fit_extra_mib that peak minus the RSS "
              "before the fit (data already loaded; data_mib is X itself). Streaming: partial_fit over chunks of "

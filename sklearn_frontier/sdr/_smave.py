@@ -27,15 +27,17 @@ from ._result import StreamState
 from ._sgd import AVERAGE_GAMMA, StreamAverage, auto_batch_size, epoch_batches, random_batches, run_steps
 from ._stream import Reservoir, RunningMoments, rescale_basis
 
-# partial_fit anchors a quarter of each chunk (at least one batch): at 10^6 rows in chunks of 10^5 a whole pass
-# took 3.5x the one-shot fit's time for a worse subspace than the quarter (benchmarks/results/quick/smave.md); every
-# row of the chunk still serves as a neighbour, and the stream's running mean carries the earlier chunks.
+# partial_fit anchors a quarter of each chunk (at least one batch): anchoring every row of large chunks cost
+# several times the one-shot fit's time without a better subspace (the streaming rows of python -m benchmarks smave);
+# every row of the chunk still serves as a neighbour, and the stream's running mean carries the earlier chunks.
 STREAM_ANCHOR_FRACTION = 0.25
 MAX_INIT_ROWS = 20000  # the OPG start is computed on a subsample of at most this many rows (bounded memory)
 
 
 
-# Smallest chunk worth streaming (rows): below it a chunk's local fits resolve the subspace poorly (see partial_fit).
+# Chunks smaller than this many rows warn. A chosen floor, not a measured threshold: in python -m benchmarks
+# smave_stream every chunk size ends farther from the subspace than one fit on the same rows, and the smallest
+# chunks do no worse there than this one; the warning names the cost, not a cliff.
 MIN_USEFUL_CHUNK = 400
 
 class SMAVE(_BaseSDR):
@@ -388,9 +390,9 @@ class SMAVE(_BaseSDR):
         are always the stochastic ones (``solver`` applies to :meth:`fit` only); ``tol`` and ``max_iter`` are
         not used.
 
-        Chunk size matters: each chunk's neighbourhoods are what its steps see, so a stream of small chunks ends
+        Chunk size matters: each chunk's neighbourhoods are what its steps see, so a stream of chunks ends
         farther from the subspace than one fit on the same rows (``python -m benchmarks smave_stream`` measures
-        it by chunk size); chunks below ``MIN_USEFUL_CHUNK`` rows warn.
+        it by chunk size); chunks below ``MIN_USEFUL_CHUNK`` rows warn (a chosen floor, not a measured one).
 
         Parameters
         ----------
@@ -411,9 +413,10 @@ class SMAVE(_BaseSDR):
         y = np.asarray(y, dtype=np.float64)
         n_chunk, p = X.shape
         if n_chunk < MIN_USEFUL_CHUNK:
-            warn_user(f"partial_fit got a chunk of {n_chunk} rows: below {MIN_USEFUL_CHUNK} rows a chunk's local "
-                      "linear fits resolve the subspace poorly, and a stream of such chunks ends well above the "
-                      "full fit's error. Pass larger chunks (or fit on the whole data).")
+            warn_user(f"partial_fit got a chunk of {n_chunk} rows (fewer than {MIN_USEFUL_CHUNK}): each step sees "
+                      "only its chunk's neighbourhoods, and a stream of chunks ends farther from the subspace than "
+                      "one fit on the same rows (python -m benchmarks smave_stream measures it by chunk size). Pass "
+                      "larger chunks where you can, or fit on the whole data.")
         d = self.n_components
         if d > p:
             raise ValueError(f"n_components={d} must be <= n_features={p}.")
