@@ -94,8 +94,8 @@ def _methods(X, y, Z, truth):
     return rows
 
 
-def _summarise(cell, per_seed):
-    """One row per method: medians, q90 and IG-beats-PCA fraction."""
+def _summarise(cell, per_seed, seeds):
+    """One row per method: medians, q90 and IG-beats-PCA fraction, and M1 per seed (every method, same seeds)."""
     out = []
     labels = per_seed[0].keys()
     for label in labels:
@@ -108,6 +108,9 @@ def _summarise(cell, per_seed):
                 row[f"{key}_median"] = float(np.median(vals))
                 if key == "M1":
                     row["M1_q90"] = float(np.quantile(vals, 0.9))
+                    seed_ids = [int(seed) for seed, r in zip(seeds, runs) if key in r[1]]
+                    row.update({"M1_median_sd": float(np.std(vals, ddof=1)) if len(vals) > 1 else None,
+                                "M1_median_per_seed": [float(v) for v in vals], "seed_ids": seed_ids})
         out.append(row)
     beats = np.mean([s["instrument_guided"][1]["M1"] < s["pca_2sls"][1]["M1"] for s in per_seed])
     for row in out:
@@ -121,7 +124,7 @@ def _run_cell(cell, seeds, make=make_iv_many_treatments, **params):
     for seed in seeds:
         X, y, Z, truth = make(**params, random_state=seed)
         per_seed.append(_methods(X, y, Z, truth))
-    return _summarise(cell, per_seed)
+    return _summarise(cell, per_seed, seeds)
 
 
 def _g1_cells(quick):

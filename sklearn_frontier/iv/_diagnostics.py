@@ -208,8 +208,70 @@ def overid_and_endogeneity(Dt, yt, resid_raw, Uz, Uc, sw, n_w, *, cov_type, grou
     else:
         Vt = Dt - Uz @ (Uz.T @ Dt)
         rr = Vt - Dt @ np.linalg.lstsq(Dt, Vt, rcond=None)[0]
-        X1 = rr * e0[:, None]
-        ones = np.ones(X1.shape[0])
+        # Frequency weights: rows √w·x and the regressand √w (not w·x and 1), so the statistic
+        # (Σ w x)ᵀ(Σ w x xᵀ)⁻¹(Σ w x) equals that of the duplicated rows.
+        X1 = _unscale(rr * e0[:, None], sw)
+        ones = sw
         coef = np.linalg.lstsq(X1, ones, rcond=None)[0]
         out["endogeneity"], out["endogeneity_test"] = _pair(float(ones @ (X1 @ coef)), r), "Wooldridge score"
     return out
+
+
+def _first_stage_covariance(design, v, *, restricted=False):
+    """Covariance of the first-stage coefficients Uᵀx under the design's ``cov_type`` (k × k).
+
+    ``v`` are the √w-scaled first-stage residuals. ``restricted`` (the LM form, under π = 0) uses no
+    small-sample factor, as Stata's ``ranktest``.
+    """
+    U, k = design.Uz, design.n_instruments
+    k_reg = k + design.n_partialled
+    if design.cov_type == "nonrobust":
+        denom = design.n_weighted if restricted else design.n_weighted - k_reg
+        return float(v @ v) / denom * np.eye(k)
+    debiased = design.debiased and not restricted
+    if design.groups is None:
+        raw = _unscale(v, design.sw)
+        return robust_scale("HC", debiased, design.n_weighted, k_reg, 0) * ((U.T * raw**2) @ U)
+    meat = _score_outer(U * v[:, None], design.groups)
+    return robust_scale("cluster", debiased, design.n_weighted, k_reg, design.n_groups) * meat
+
+
+def effective_f(design, tau=0.10, size=0.05):
+    """Montiel Olea–Pflueger effective F, its simplified 2SLS critical value and K_eff (one treatment).
+
+    With U an orthonormal basis of the partialled instruments (Q = UᵀU = I, the statistic is invariant to the
+    instruments' basis), ``F_eff = π̂ᵀπ̂ / tr(Σ̂)``, Σ̂ the covariance of π̂ = Uᵀx under the fit's ``cov_type``.
+    The simplified critical value for a worst-case 2SLS bias of ``tau`` (Nagar bound B = 1, x = 1/tau) is the
+    ``1 − size`` quantile of χ²(K_eff, x·K_eff)/K_eff with ``K_eff = tr(Σ̂)²(1 + 2x) / (tr(Σ̂²) + 2x tr(Σ̂)
+    λ_max(Σ̂))``. With several treatments the three values are nan.
+    """
+    from scipy.stats import ncx2
+
+    if design.X.shape[1] != 1:
+        return np.nan, np.nan, np.nan
+    x = design.X[:, 0]
+    pi = design.Uz.T @ x
+    V = _first_stage_covariance(design, x - design.Uz @ pi)
+    trace = float(np.trace(V))
+    if not trace > 0:
+        return np.inf, np.nan, np.nan
+    ev = np.linalg.eigvalsh(0.5 * (V + V.T))
+    bias = 1.0 / tau
+    k_eff = trace**2 * (1 + 2 * bias) / (float(np.sum(ev**2)) + 2 * bias * trace * float(ev.max()))
+    critical = float(ncx2.ppf(1 - size, k_eff, bias * k_eff) / k_eff)
+    return float(pi @ pi) / trace, critical, float(k_eff)
+
+
+def kleibergen_paap_lm(design):
+    """Kleibergen–Paap rk LM test of underidentification (one treatment): the score test of π = 0, χ²(k).
+
+    Under ``cov_type="nonrobust"`` it is Anderson's canonical-correlation LM, ``n·R²`` of the partialled
+    first stage. (statistic, p-value); nan with several treatments.
+    """
+    if design.X.shape[1] != 1:
+        return np.nan, np.nan
+    x = design.X[:, 0]
+    pi = design.Uz.T @ x
+    V0 = _first_stage_covariance(design, x, restricted=True)
+    stat = float(pi @ np.linalg.lstsq(V0, pi, rcond=None)[0])
+    return _pair(stat, design.n_instruments)

@@ -101,6 +101,15 @@ class InstrumentGuidedIVRegressor(_IVInferenceMixin, RegressorMixin, BaseEstimat
         Kleibergen–Paap rk Wald F under ``cov_type`` (equals ``first_stage_f_robust_`` for one component).
     stock_yogo_ : dict or None
         2SLS maximal-size critical values (keys "10%", "15%", "20%", "25%") where tabulated.
+    effective_f_ : float
+        Montiel Olea–Pflueger effective F of the excluded instruments under ``cov_type_`` (one component; nan
+        with several); equals ``first_stage_f_`` with one instrument under ``"nonrobust"``.
+    effective_f_critical_value_ : float
+        Its simplified critical value for a 10% worst-case 2SLS bias at the 5% level (nan with several
+        components).
+    kleibergen_paap_lm_ : tuple of (float, float)
+        Kleibergen–Paap rk LM underidentification statistic and p-value (χ²(n_instruments); Anderson's
+        canonical-correlation LM under ``"nonrobust"``; nan with several components).
     sargan_ : tuple of (float, float)
         Sargan's over-identification statistic and p-value (nan where exactly identified).
     hansen_j_ : tuple of (float, float)
@@ -328,6 +337,44 @@ class InstrumentGuidedIVRegressor(_IVInferenceMixin, RegressorMixin, BaseEstimat
         if hasattr(self, "coef_"):
             return X @ self.coef_ + self.intercept_ + extra
         return self.representation_._encode(X)[0] @ self.representation_coef_ + self.intercept_ + extra
+
+    def effect_confidence_set(self, shift, method="AR", alpha=0.05):
+        """Weak-instrument-robust ``1 - alpha`` confidence set for the effect of shifting the treatments by ``shift``.
+
+        The effect ``θ = coef_ᵀshift`` of the identified part of the shift (its projection on
+        ``identified_subspace_``, Γ) is ``aᵀb`` with ``a = Γᵀshift`` and b the coefficients of the
+        representation; the set inverts :meth:`weak_iv_test` for that single linear combination with the rest
+        of b left free (subvector AR and CLR under ``cov_type="nonrobust"``, the projection AR under a robust
+        one). With one treatment and ``shift=1`` it equals ``TwoStageLeastSquares().confidence_set(0)``.
+
+        Parameters
+        ----------
+        shift : array-like of shape (n_features_in_,)
+            A shift of the treatments (X-space). Only its identified part counts; a shift mostly outside
+            the identified subspace warns (``UnidentifiedInterventionWarning``).
+        method : {"AR", "CLR", "LM"}, default="AR"
+            The test inverted (LM needs a model with one component).
+        alpha : float, default=0.05
+            One minus the coverage, in (0, 1).
+
+        Returns
+        -------
+        intervals : list of (float, float)
+            Sorted disjoint intervals: bounded, ``[(-inf, inf)]``, two half-lines, or empty.
+        """
+        check_is_fitted(self)
+        if not self._has_x_space():
+            raise ValueError("effect_confidence_set needs a linear representation (representation='linear').")
+        delta = self._check_delta(shift, "X")
+        if delta.shape[0] != 1:
+            raise ValueError(f"shift must be one shift of shape ({self.n_features_in_},), got shape "
+                             f"{np.shape(shift)}.")
+        a = (delta @ self.identified_subspace_)[0]
+        if not np.any(a):
+            raise ValueError("shift lies outside the identified subspace (identified_fraction=0): its effect is not "
+                             "identified by the instruments.")
+        self._effect_and_se(delta, "X")  # warns when the shift is mostly unidentified
+        return self._effect_set(a, method, alpha)
 
     def decode_intervention(self, X, delta):
         """Decode the treatments after shifting the representation of each row of X by ``delta``.

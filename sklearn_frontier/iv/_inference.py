@@ -19,13 +19,16 @@ from sklearn_frontier.exceptions import (
 from sklearn_frontier.iv._diagnostics import (
     _score_outer,
     _scores,
+    effective_f,
     first_stage,
+    kleibergen_paap_lm,
     overid_and_endogeneity,
     robust_scale,
     stock_yogo_critical_values,
 )
 from sklearn_frontier.iv._scoring import iv_loss
 from sklearn_frontier.iv._validation import _EPS, _ControlDesign, check_side_arrays
+from sklearn_frontier.iv._weak_iv import _WeakIVMixin
 from sklearn_frontier.utils._compat import (
     check_is_fitted,
     validate_data,
@@ -184,7 +187,7 @@ def _warn_if_weak(stats, singular_values, threshold, instruments_supplied, cov_t
             WeakInstrumentWarning, stacklevel=user_stacklevel())
 
 
-class _IVInferenceMixin:
+class _IVInferenceMixin(_WeakIVMixin):
     """Effects of treatment shifts, their intervals, and the recommended intervention.
 
     Needs ``identified_subspace_`` (p, r) orthonormal, ``representation_coef_`` (r,) and
@@ -406,6 +409,13 @@ def _store_inference(est, stats, directions, singular_values):
     est.df_resid_ = float(stats["df_resid"])
     est.debiased_ = bool(stats["debiased"])
     est.n_components_ = stats["b"].shape[0]
+    design = getattr(est, "_design_", None)
+    if design is not None:
+        est.effective_f_, est.effective_f_critical_value_, _ = effective_f(design)
+        est.kleibergen_paap_lm_ = kleibergen_paap_lm(design)
+    else:
+        est.effective_f_ = est.effective_f_critical_value_ = np.nan
+        est.kleibergen_paap_lm_ = (np.nan, np.nan)
 
 
 def _move_intercept_to_origin(est, stats, shift):

@@ -5,6 +5,7 @@ from numbers import Real
 import numpy as np
 from sklearn.utils import check_random_state
 
+from sklearn_frontier.iv._design import build_design
 from sklearn_frontier.iv._inference import _second_stage
 from sklearn_frontier.iv._validation import _ControlDesign, fit_side_arrays
 from sklearn_frontier.utils._compat import Interval, StrOptions
@@ -16,6 +17,11 @@ THRESHOLD = [Interval(Real, 0, None, closed="left"), StrOptions({"stock-yogo"})]
 
 # Every IV regressor asks metadata routing for the same side arrays.
 FIT_REQUEST = {"Z": True, "W": True, "groups": True}
+# The linear regressors that absorb fixed effects request them too.
+FIT_REQUEST_ABSORB = {**FIT_REQUEST, "absorb": True}
+# Frequency weights count observations (scikit-learn's meaning); analytic weights are relative precisions
+# (linearmodels' and Stata's aweights), so their scale does not matter.
+WEIGHT_TYPES = StrOptions({"frequency", "analytic"})
 SCORE_REQUEST = {"Z": True, "W": True}
 PREDICT_REQUEST = {"W": True}
 
@@ -46,8 +52,12 @@ def prepare_fit(est, X, Z, W, groups, w, *, center=True):
 def second_stage_for(est, D, y, w, Uz, W, groups, *, center=True):
     """The second stage of ``est`` on features D, with its covariance settings and the controls W."""
     controls = None if W is None else _ControlDesign(W, w, center=center)
-    return _second_stage(D, y, w, Uz, center=center, cov_type=est.cov_type_, controls=controls, groups=groups,
-                         debiased=est._debiased_param)
+    stats = _second_stage(D, y, w, Uz, center=center, cov_type=est.cov_type_, controls=controls, groups=groups,
+                          debiased=est._debiased_param)
+    # the partialled design the weak-IV tests and the effective F read (absorbed levels count as partialled)
+    est._design_ = build_design(D, y, w, Uz, controls=controls, center=center, groups=groups, cov_type=est.cov_type_,
+                                debiased=stats["debiased"], n_absorbed=getattr(est, "_n_absorbed_", 0.0))
+    return stats
 
 
 def split_halves(n, random_state, k):

@@ -1,21 +1,35 @@
 """The ``summary()`` table of a fitted IV regressor, laid out as statsmodels / linearmodels print theirs."""
 
+from dataclasses import dataclass
+
 import numpy as np
 from scipy import stats as _st
+
+
+@dataclass(frozen=True)
+class WeakIVSet:
+    """One weak-instrument-robust confidence set of the summary: ``intervals`` of ``name`` by ``method``."""
+
+    name: str
+    method: str
+    alpha: float
+    intervals: list
 
 
 class IVSummary:
     """Printable estimation summary: parameter table, then the instrument diagnostics.
 
     ``params`` holds the columns of the parameter table (name, coef, std_err, t, p_value, ci_lower,
-    ci_upper), ``diagnostics`` the (label, value) rows below it; ``str()`` / :meth:`as_text` render both.
+    ci_upper), ``diagnostics`` the (label, value) rows below it; ``weak_iv_sets`` the weak-instrument-robust
+    confidence sets shown there, as :class:`WeakIVSet` records; ``str()`` / :meth:`as_text` render them.
     """
 
-    def __init__(self, title, header, params, diagnostics):
+    def __init__(self, title, header, params, diagnostics, weak_iv_sets=()):
         self.title = title
         self.header = header
         self.params = params
         self.diagnostics = diagnostics
+        self.weak_iv_sets = list(weak_iv_sets)
 
     def as_text(self):
         """Render the summary as fixed-width text."""
@@ -41,6 +55,38 @@ class IVSummary:
 
     def __repr__(self):
         return self.as_text()
+
+
+def format_set(intervals, digits=4):
+    """``[a, b]``, ``(-inf, a] U [b, inf)``, ``(-inf, inf)`` or ``empty``: a union of intervals as text."""
+    if not intervals:
+        return "empty"
+    parts = []
+    for lo, hi in intervals:
+        left = "(-inf" if np.isinf(lo) else f"[{lo:.{digits}f}"
+        right = "inf)" if np.isinf(hi) else f"{hi:.{digits}f}]"
+        parts.append(f"{left}, {right}")
+    return " U ".join(parts)
+
+
+def _weak_iv_rows(est, alpha, treatment_names):
+    """The AR (and CLR, where defined) confidence set of each treatment: rows of the table and their records."""
+    rows, sets = [], []
+    level = f"{100 * (1 - alpha):g}%"
+    robust = est.cov_type_ != "nonrobust"
+    one = len(treatment_names) == 1
+    methods = ["AR"] + (["CLR"] if one or not robust else [])
+    for j, name in enumerate(treatment_names):
+        for method in methods:
+            try:
+                intervals = est.confidence_set(j, method=method, alpha=alpha)
+            except ValueError:  # too few degrees of freedom or clusters: the row says so
+                rows.append((f"{method} {level} set, {name[:16]}", "n/a"))
+                continue
+            sets.append(WeakIVSet(name, method, alpha, intervals))
+            label = f"{'robust ' if robust else ''}{method} {level} set, {name[:16]}"
+            rows.append((label, format_set(intervals)))
+    return rows, sets
 
 
 def _fmt_pair(pair):
@@ -74,7 +120,12 @@ def build_summary(est, alpha, treatment_names):
     if est.instruments_supplied_:
         for name, f, fr in zip(treatment_names, est.first_stage_f_, est.first_stage_f_robust_):
             diagnostics.append((f"Partial first-stage F, {name[:16]} (robust)", f"{f:.4f} ({fr:.4f})"))
+        if np.isfinite(est.effective_f_):
+            diagnostics.append(("Effective F (Montiel Olea-Pflueger)", f"{est.effective_f_:.4f}"))
+            diagnostics.append(("  critical value, 10% worst-case bias", f"{est.effective_f_critical_value_:.4f}"))
         diagnostics.append(("Cragg-Donald Wald F", f"{est.cragg_donald_:.4f}"))
+        if np.isfinite(est.kleibergen_paap_lm_[0]):
+            diagnostics.append(("Kleibergen-Paap rk LM (underidentification)", _fmt_pair(est.kleibergen_paap_lm_)))
         diagnostics.append(("Kleibergen-Paap rk Wald F", f"{est.kleibergen_paap_:.4f}"))
         if est.stock_yogo_ is not None:
             diagnostics.append(("Stock-Yogo 10%/15%/20%/25% max. size",
@@ -82,6 +133,8 @@ def build_summary(est, alpha, treatment_names):
         diagnostics.append(("Sargan (homoskedastic overid.)", _fmt_pair(est.sargan_)))
         diagnostics.append(("Hansen J (robust overid., 2-step GMM)", _fmt_pair(est.hansen_j_)))
         diagnostics.append((f"Endogeneity ({est.endogeneity_test_})", _fmt_pair(est.endogeneity_)))
+        weak_rows, weak_sets = _weak_iv_rows(est, alpha, treatment_names)
+        diagnostics.extend(weak_rows)
     # Without Z the treatments are their own instruments: the fit is OLS and says so.
     title = "IV-2SLS Estimation Summary" if est.instruments_supplied_ else "OLS Estimation Summary"
-    return IVSummary(title, header, params, diagnostics)
+    return IVSummary(title, header, params, diagnostics, weak_sets if est.instruments_supplied_ else ())
