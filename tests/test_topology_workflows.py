@@ -55,3 +55,67 @@ def test_a_hypergraph_given_as_its_hyperedges_alone():
     np.testing.assert_array_equal(alone.labels_, by_hand.labels_)
     with pytest.raises(ValueError, match="hypergraph as its list of hyperedges"):
         CEOSpectralClustering(n_clusters=3).fit(None)
+
+
+# A hypergraph as its list of hyperedges, for the baselines too; vertices in no hyperedge are never dropped.
+_HYPEREDGES = [(0, 1, 2), (1, 2, 3), (0, 3), (3, 4), (5, 6, 7), (6, 7, 8), (5, 8), (4, 5)]
+
+
+def test_hypergraph_baseline_accepts_hyperedges_alone_as_the_ceo_estimators_do():
+    import scipy.sparse as sp
+
+    from sklearn_frontier.topology import HypergraphSpectralClustering
+
+    adjacency, cells, labels = make_hypergraph_sbm(n_samples=60, random_state=0)[:3]
+    rows, cols = sp.triu(adjacency, k=1).nonzero()
+    hyperedges = [tuple(e) for e in zip(rows.tolist(), cols.tolist())] + [tuple(c) for c in cells]
+    for laplacian in ("graph", "graph_plus_pairs", "clique_expansion", "zhou"):
+        by_hand = HypergraphSpectralClustering(3, laplacian=laplacian, affinity="precomputed",
+                                               random_state=0).fit(adjacency, cells=cells)
+        alone = HypergraphSpectralClustering(3, laplacian=laplacian, random_state=0).fit(None, cells=hyperedges)
+        np.testing.assert_array_equal(alone.labels_, by_hand.labels_)
+    # the same operator as CEO at coupling 0 on the same hyperedges
+    ceo = CEOSpectralClustering(3, coupling=0.0, random_state=0).fit(None, cells=hyperedges)
+    gpp = HypergraphSpectralClustering(3, random_state=0).fit(None, cells=hyperedges)
+    np.testing.assert_array_equal(gpp.labels_, ceo.labels_)
+    with pytest.raises(ValueError, match="hypergraph as its list of hyperedges"):
+        HypergraphSpectralClustering(3).fit(None)
+
+
+@pytest.mark.parametrize("name", ["HypergraphSpectralClustering", "CEOSpectralClustering"])
+def test_vertices_in_no_hyperedge_keep_their_labels(name):
+    """Vertices 9 and 10 are in no hyperedge: ``n_vertices`` keeps them (with a warning), never drops them."""
+    import sklearn_frontier.topology as topology
+
+    est = getattr(topology, name)(2, random_state=0)
+    with pytest.warns(UserWarning, match="2 of the 11 vertices are in no hyperedge"):
+        est.fit(None, cells=_HYPEREDGES, n_vertices=11)
+    assert est.labels_.shape == (11,)
+    assert len(set(est.labels_[:4].tolist())) == 1 and len(set(est.labels_[5:9].tolist())) == 1
+    assert est.labels_[0] != est.labels_[6]
+    # an isolated vertex in the middle is kept without n_vertices (and named by the same warning)
+    inner = [tuple(v + (v >= 4) for v in cell) for cell in _HYPEREDGES]  # vertex 4 left out
+    with pytest.warns(UserWarning, match="1 of the 10 vertices are in no hyperedge"):
+        assert getattr(topology, name)(2, random_state=0).fit(None, cells=inner).labels_.shape == (10,)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # every vertex covered: no warning
+        assert getattr(topology, name)(2, random_state=0).fit(None, cells=_HYPEREDGES).labels_.shape == (9,)
+    with pytest.raises(ValueError, match="n_vertices=5 must be an integer >= 9"):
+        getattr(topology, name)(2).fit(None, cells=_HYPEREDGES, n_vertices=5)
+    X = np.random.default_rng(0).normal(size=(12, 2))
+    with pytest.raises(ValueError, match="does not match the 12 vertices of X"):
+        getattr(topology, name)(2, n_neighbors=3).fit(X, n_vertices=11)
+
+
+def test_other_ceo_estimators_take_the_vertex_count():
+    from sklearn_frontier.topology import CEOPositionalEncoding, CEOSmoother, CollapsedLaplacian
+
+    with pytest.warns(UserWarning, match="in no hyperedge"):
+        emb = CollapsedLaplacian(n_components=2, random_state=0).fit_transform(None, cells=_HYPEREDGES, n_vertices=11)
+    assert emb.shape == (11, 2)
+    with pytest.warns(UserWarning, match="in no hyperedge"):
+        assert CEOPositionalEncoding(n_components=2).fit(None, cells=_HYPEREDGES, n_vertices=11).embedding_.shape \
+            == (11, 2)
+    with pytest.warns(UserWarning, match="in no hyperedge"):
+        smoother = CEOSmoother().fit(None, cells=_HYPEREDGES, n_vertices=11)
+    assert smoother.smooth(np.arange(11.0)).shape == (11,)

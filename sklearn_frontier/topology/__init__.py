@@ -72,7 +72,7 @@ __all__ = [
 register_estimator(CollapsedLaplacian, method="topology", task="unsupervised_transform",
                    search_grid={"coupling": [0.0, 0.5]}, fast_params={"n_neighbors": 5})
 register_estimator(CEOSpectralClustering, method="topology", task="clustering",
-                   search_grid={"coupling": [0.0, 0.5]},
+                   search_grid={"coupling": ["auto", 0.5]},
                    fast_params={"n_clusters": 3, "n_neighbors": 5, "n_init": 2})
 register_estimator(CEOSmoother, method="topology", task="unsupervised_transform",
                    search_grid={"tau": [0.5, 1.0]}, fast_params={"n_neighbors": 5})

@@ -83,7 +83,7 @@ class _GraphMixin:
     """Tags and graph construction shared by every estimator of the family (CEO and the baselines).
 
     ``affinity="precomputed"``: X is the (n, n) adjacency (pairwise input, sparse accepted); otherwise the 0/1
-    union-symmetrised kNN graph of X's rows.
+    union-symmetrised kNN graph of X's rows. ``X=None`` with ``cells``: a hypergraph given as its hyperedges.
     """
 
     def __sklearn_tags__(self):
@@ -100,10 +100,6 @@ class _GraphMixin:
         X = validate_data(self, X, dtype=[np.float64, np.float32], ensure_min_samples=2, reset=reset)
         return X, knn_adjacency(X, self.n_neighbors)
 
-
-class _CEOMixin(_GraphMixin):
-    """Graph construction, operator fitting and the spectral fit preamble shared by the CEO estimators."""
-
     def _warn_if_adjacency(self, X, cells):
         """Warn when ``cells`` come with a square, symmetric 0/1 matrix read as features: almost surely an adjacency
         passed without ``affinity="precomputed"``, whose rows would then be joined by a kNN graph instead."""
@@ -118,8 +114,11 @@ class _CEOMixin(_GraphMixin):
                       "kNN graph of them. Pass affinity='precomputed' to use it as the graph.")
 
     @staticmethod
-    def _hypergraph_as_adjacency(cells):
-        """A hypergraph given as its hyperedges alone: the 2-vertex ones are the graph, the larger ones the cells."""
+    def _hypergraph_as_adjacency(cells, n_vertices=None):
+        """A hypergraph given as its hyperedges alone: the 2-vertex ones are the graph, the larger ones the cells.
+
+        The vertices are 0..n_vertices − 1 (default: the largest index + 1), so a vertex in no hyperedge is kept as
+        an isolated vertex when ``n_vertices`` counts it."""
         if cells is None:
             raise ValueError("X is None: pass the data (or an adjacency with affinity='precomputed'), or a "
                              "hypergraph as its list of hyperedges, fit(None, cells=[(0, 1), (1, 2, 3), ...]).")
@@ -127,46 +126,70 @@ class _CEOMixin(_GraphMixin):
         if not cells or any(len(cell) < 2 for cell in cells) or min(min(cell) for cell in cells) < 0:
             raise ValueError("cells must be hyperedges of at least 2 vertex indices >= 0.")
         n = 1 + max(max(cell) for cell in cells)
+        if n_vertices is not None:
+            if isinstance(n_vertices, bool) or not isinstance(n_vertices, Integral) or n_vertices < n:
+                raise ValueError(f"n_vertices={n_vertices!r} must be an integer >= {n}, the largest vertex index in "
+                                 "cells + 1.")
+            n = int(n_vertices)
         pairs = np.array([cell for cell in cells if len(cell) == 2], dtype=np.int64).reshape(-1, 2)
         A = sp.coo_matrix((np.ones(2 * len(pairs)), (np.r_[pairs[:, 0], pairs[:, 1]], np.r_[pairs[:, 1], pairs[:, 0]])),
                           shape=(n, n)).tocsr()
         A.data[:] = 1.0
         return A, [cell for cell in cells if len(cell) > 2]
 
-    def _graph_of(self, X, cells):
+    def _graph_of(self, X, cells, n_vertices=None):
         """``(X, graph, cells)``: the graph of X (warning when X looks like a misread adjacency), or of a hypergraph
-        given as ``cells`` alone (X None)."""
+        given as ``cells`` alone (X None) on ``n_vertices`` vertices."""
         if X is None:
-            X, cells = self._hypergraph_as_adjacency(cells)
+            given = cells
+            X, cells = self._hypergraph_as_adjacency(cells, n_vertices)
             X, graph = self._graph(X, precomputed=True)
+            covered = np.zeros(graph.shape[0], dtype=bool)
+            covered[np.fromiter((v for cell in given for v in cell), dtype=np.int64)] = True
+            if not covered.all():
+                warn_user(f"{int((~covered).sum())} of the {graph.shape[0]} vertices are in no hyperedge: they are "
+                          "kept as isolated vertices, whose labels and embedding rows carry no information.")
             return X, graph, cells
         self._warn_if_adjacency(X, cells)
         X, graph = self._graph(X)
+        if n_vertices is not None and n_vertices != graph.shape[0]:
+            raise ValueError(f"n_vertices={n_vertices!r} does not match the {graph.shape[0]} vertices of X (its rows); "
+                             "n_vertices is for a hypergraph given as cells alone, fit(None, cells=..., "
+                             "n_vertices=...).")
         return X, graph, cells
 
-    def _fit_operator(self, X, cells):
-        X, graph, cells = self._graph_of(X, cells)
+
+class _CEOMixin(_GraphMixin):
+    """Graph construction, operator fitting and the spectral fit preamble shared by the CEO estimators."""
+
+    def _fit_operator(self, X, cells, n_vertices=None):
+        X, graph, cells = self._graph_of(X, cells, n_vertices)
         fit_operator(self, graph, cells)
         self.n_vertices_ = graph.shape[0]
         return X
 
-    def _fit_spectral(self, X, cells, n_eigenpairs):
+    def _fit_spectral(self, X, cells, n_eigenpairs, n_vertices=None):
+        X, graph, cells = self._graph_of(X, cells, n_vertices)
+        return (X,) + self._spectral_of_graph(graph, cells, n_eigenpairs)
+
+    def _spectral_of_graph(self, graph, cells, n_eigenpairs, coupling=None):
         """Graph → complex → S_ε → the smallest eigenpairs of the normalised S_ε → features.
 
         ``n_eigenpairs(n)`` returns how many eigenpairs to compute for n vertices (raising ValueError for bad
         sizes before anything is built). Sets the shared fitted attributes, ``eigenvalues_`` and (HKS)
-        ``hks_times_``; returns ``(X, rng, Psi, features)`` with ``features`` the HKS or Φ = D^{-1/2}Ψ with
-        canonical signs, and ``rng`` the generator already used by the eigensolver (for the label step).
+        ``hks_times_``; ``_fit_spectral`` returns ``(X, rng, Psi, features)`` with ``features`` the HKS or
+        Φ = D^{-1/2}Ψ with canonical signs, and ``rng`` the generator already used by the eigensolver (for the
+        label step); ``_spectral_of_graph`` the same without X, on a built graph, ``coupling`` overriding
+        ``self.coupling``.
         """
         from sklearn.utils import check_random_state
 
         from ..utils._manifolds import canonical_signs
         from ._spectral import heat_kernel_signature, hks_times, normalised_eigenpairs
 
-        X, graph, cells = self._graph_of(X, cells)
         n = graph.shape[0]
         m = n_eigenpairs(n)
-        fit_operator(self, graph, cells)
+        fit_operator(self, graph, cells, coupling)
         self.n_vertices_ = n
         rng = check_random_state(self.random_state)
         mu, Psi, d = normalised_eigenpairs(self, m, rng)
@@ -178,7 +201,7 @@ class _CEOMixin(_GraphMixin):
             features = heat_kernel_signature(mu, Psi, self.hks_times_)
         else:
             features = canonical_signs(Psi / np.sqrt(d)[:, None])
-        return X, rng, Psi, features
+        return rng, Psi, features
 
     def diagnostics(self):
         """Spectral checks of the fitted operator (n_0 <= 3000): the PSD bound and the sandwich f_ε(L_0) ⪯ S_ε ⪯ A.

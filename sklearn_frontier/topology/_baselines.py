@@ -153,24 +153,30 @@ class HypergraphSpectralClustering(_GraphMixin, _VotePredictMixin, ClusterMixin,
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None, cells=None):
+    def fit(self, X, y=None, cells=None, n_vertices=None):
         """Fit the clustering.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or (n_samples, n_samples)
-            Data, or the adjacency with ``affinity="precomputed"``.
+        X : array-like of shape (n_samples, n_features) or (n_samples, n_samples), or None
+            Data, or the adjacency with ``affinity="precomputed"``, or None for a hypergraph given by ``cells``
+            alone (its 2-vertex hyperedges are the graph, the larger ones the cells), as in
+            :class:`CEOSpectralClustering`.
         y : None
             Ignored.
         cells : sequence of sequences of int, default=None
-            Hyperedges, each >= 3 vertex indices.
+            Hyperedges, each >= 3 vertex indices (any size >= 2 when X is None).
+        n_vertices : int, default=None
+            Number of vertices of a hypergraph given as ``cells`` alone (X None): vertices in no hyperedge are
+            kept as isolated vertices (rows of every result). Default: the largest vertex index in ``cells`` + 1. With
+            X given it must equal the number of vertices of X.
 
         Returns
         -------
         self : object
             The fitted estimator.
         """
-        X, graph = self._graph(X)
+        X, graph, cells = self._graph_of(X, cells, n_vertices)
         n = graph.shape[0]
         if self.n_clusters > n:
             raise ValueError(f"n_clusters={self.n_clusters} must be <= n_samples={n}.")

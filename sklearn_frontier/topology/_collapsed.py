@@ -122,47 +122,57 @@ features, hks_times : see CEOSpectralClustering
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None, cells=None):
+    def fit(self, X, y=None, cells=None, n_vertices=None):
         """Fit the embedding; see :meth:`fit_transform`.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or (n_samples, n_samples)
-            Training rows, or the precomputed adjacency when ``affinity="precomputed"``.
+        X : array-like of shape (n_samples, n_features) or (n_samples, n_samples), or None
+            Training rows, or the precomputed adjacency when ``affinity="precomputed"``, or None for a
+            hypergraph given by ``cells`` alone.
         y : None
             Ignored.
         cells : sequence of sequences of int, default=None
             Hyperedges for :func:`hypergraph_complex`.
+        n_vertices : int, default=None
+            Number of vertices of a hypergraph given as ``cells`` alone (X None): vertices in no hyperedge are
+            kept as isolated vertices (rows of every result). Default: the largest vertex index in ``cells`` + 1. With
+            X given it must equal the number of vertices of X.
 
         Returns
         -------
         self : object
             The fitted transformer.
         """
-        self._fit(X, cells)
+        self._fit(X, cells, n_vertices)
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit_transform(self, X, y=None, cells=None):
+    def fit_transform(self, X, y=None, cells=None, n_vertices=None):
         """Fit and return ``embedding_``.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or (n_samples, n_samples)
-            Training rows, or the precomputed adjacency when ``affinity="precomputed"``.
+        X : array-like of shape (n_samples, n_features) or (n_samples, n_samples), or None
+            Training rows, or the precomputed adjacency when ``affinity="precomputed"``, or None for a
+            hypergraph given by ``cells`` alone.
         y : None
             Ignored.
         cells : sequence of sequences of int, default=None
             Hyperedges for :func:`hypergraph_complex`.
+        n_vertices : int, default=None
+            Number of vertices of a hypergraph given as ``cells`` alone (X None): vertices in no hyperedge are
+            kept as isolated vertices (rows of every result). Default: the largest vertex index in ``cells`` + 1. With
+            X given it must equal the number of vertices of X.
 
         Returns
         -------
         embedding : ndarray of shape (n_samples, n_features_out)
             The fitted embedding ``embedding_``.
         """
-        return self._fit(X, cells).embedding_
+        return self._fit(X, cells, n_vertices).embedding_
 
-    def _fit(self, X, cells):
+    def _fit(self, X, cells, n_vertices=None):
         def n_eigenpairs(n):
             m = (self.n_eigenvectors or min(n, 32)) if self.features == "hks" else \
                 self.n_components + int(self.drop_first)
@@ -171,7 +181,7 @@ features, hks_times : see CEOSpectralClustering
                                  f"there are only n_samples={n}.")
             return m
 
-        X, _, Psi, emb = self._fit_spectral(X, cells, n_eigenpairs)
+        X, _, Psi, emb = self._fit_spectral(X, cells, n_eigenpairs, n_vertices)
         n = self.n_vertices_
         if self.features != "hks" and self.drop_first:
             emb = emb[:, 1:]

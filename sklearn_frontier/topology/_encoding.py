@@ -170,8 +170,8 @@ see CEOSpectralClustering
     n_eigenvectors = None
     drop_first = True
 
-    def _fit(self, X, cells):
-        super()._fit(X, cells)
+    def _fit(self, X, cells, n_vertices=None):
+        super()._fit(X, cells, n_vertices)
         Psi = canonical_eigenbasis(self.eigenvalues_[1:], self._eigvecs[:, 1:])
         self.embedding_ = np.ascontiguousarray(_tolerant_signs(Psi / np.sqrt(self._degrees)[:, None]))
         return self

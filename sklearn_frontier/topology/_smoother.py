@@ -103,25 +103,30 @@ class CEOSmoother(_CEOMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimat
         self.max_cells = max_cells
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None, cells=None):
+    def fit(self, X, y=None, cells=None, n_vertices=None):
         """Build S_ε on the rows of X (or the precomputed adjacency X) and factor I + τS_ε.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or (n_samples, n_samples)
-            Vertex coordinates, or the precomputed adjacency when ``affinity="precomputed"``.
+        X : array-like of shape (n_samples, n_features) or (n_samples, n_samples), or None
+            Vertex coordinates, or the precomputed adjacency when ``affinity="precomputed"``, or None for a
+            hypergraph given by ``cells`` alone.
         y : array-like of shape (n_samples,) or (n_samples, n_signals), default=None
             Ignored by fit (the graph depends on X only); accepted so that model selection can pass the signal
             on to :meth:`score`.
         cells : sequence of sequences of int, default=None
             Hyperedges for :func:`hypergraph_complex`.
+        n_vertices : int, default=None
+            Number of vertices of a hypergraph given as ``cells`` alone (X None): vertices in no hyperedge are
+            kept as isolated vertices (rows of every result). Default: the largest vertex index in ``cells`` + 1. With
+            X given it must equal the number of vertices of X.
 
         Returns
         -------
         self : object
             The fitted smoother.
         """
-        self._fit_operator(X, cells)
+        self._fit_operator(X, cells, n_vertices)
         if isinstance(self.operator_, np.ndarray):
             M = np.eye(self.n_vertices_) + self.tau * self.operator_
             self.factor_ = la.cho_factor(M)

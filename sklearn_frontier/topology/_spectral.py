@@ -80,8 +80,10 @@ def _lambda_max(M, dense):
     return float(eigsh(M, k=1, which="LA", return_eigenvectors=False, tol=1e-3, ncv=8, maxiter=30)[0])
 
 
-def fit_operator(est, graph, cells):
-    """Build the complex and S_ε for estimator ``est``; set the shared fitted attributes and diagnostics."""
+def fit_operator(est, graph, cells, coupling=None):
+    """Build the complex and S_ε for estimator ``est``; set the shared fitted attributes and diagnostics.
+
+    ``coupling`` overrides ``est.coupling`` (the clustering estimator's data-driven choice tries several)."""
     n = graph.shape[0]
     Bs = build_complex(graph, cells, est.max_rank, est.incidence, est.max_cells)
     if Bs[0].shape[1] == 0:
@@ -97,7 +99,8 @@ def fit_operator(est, graph, cells):
         if value is not None and np.size(value) != K:
             raise ValueError(f"{name} must have length K={K} (one per boundary matrix of this complex), got "
                              f"{np.size(value)}.")
-    res = _collapse(Bs, est.betas, est.gammas, est.coupling, est.eps, est.solver, est.rtol,
+    coupling = est.coupling if coupling is None else coupling
+    res = _collapse(Bs, est.betas, est.gammas, coupling, est.eps, est.solver, est.rtol,
                     fast_path=est.fast_path, coupling_bound=est.coupling_bound,
                     sparse_chain=getattr(est, "_sparse_chain", False) and est.solver == "auto")
     est.affinity_matrix_ = graph
