@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks._results import family_of
 from benchmarks._stamp import machine_stamp, run_stamp, stamp_line
 
 run_stamp()  # the commit and the uncommitted source files when the run starts (this module loads with it)
@@ -285,7 +286,8 @@ def write_results(name, rows, *, command=None, notes="", columns=None, headline=
         payload["headline"] = headline if isinstance(headline, dict) else int(headline)
     (folder / f"{name}.json").write_text(json.dumps(payload, indent=2, default=float))
     columns = columns or list(rows[0])
-    text = f"# {name}\n\nReproduce: `{command}`\n\n{stamp_line(payload)}\n\n{markdown_table(rows, columns)}\n"
+    text = (f"# {name}\n\nReproduce: `{command}`\n\n{stamp_line(payload, family_of(name))}\n\n"
+            f"{markdown_table(rows, columns)}\n")
     if notes:
         text += f"\n{notes}\n"
     (folder / f"{name}.md").write_text(text)

@@ -136,18 +136,23 @@ def machine_stamp():
             "python": platform.python_version(), "platform": platform.platform(), "cpu_count": os.cpu_count()}
 
 
-def stamp_line(payload):
-    """One sentence naming the commit and the CPU of a results payload (``"no stamp"`` for an old file)."""
+def stamp_line(payload, family=None):
+    """One sentence naming the commit and the CPU of a results payload, and the uncommitted changes to
+    ``family``'s source when it was measured (the other dirty paths are counted; the .json lists them all)."""
     commit, machine = payload.get("commit"), payload.get("machine") or {}
     if not commit or "cpu_model" not in machine:
         return "Measured before results were stamped (no commit or CPU recorded)."
-    dirty = payload.get("dirty_paths") or []
     level = (machine.get("simd") or {}).get("level", "unknown")
     torch_threads = (machine.get("threads") or {}).get("torch")
     text = f"Measured at commit {commit[:12]} on CPU {machine['cpu_model']} (SIMD level {level}"
     text += f", torch threads {torch_threads})" if torch_threads is not None else ")"
-    if dirty:
-        text += f"; uncommitted source changes at the start: {', '.join(dirty)}"
+    dirty = payload.get("dirty_paths") or []
+    sources = family_sources(family) if family else ()
+    own = [p for p in dirty if any(p.startswith(s + "/") for s in sources)]
+    if own:
+        text += f"; uncommitted changes to this family's source at the start: {', '.join(own)}"
+    if len(dirty) > len(own):
+        text += f"; {len(dirty) - len(own)} other uncommitted source files (listed in the .json)"
     return text + "."
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from benchmarks._bart import BART_DEFAULT, BART_WARM_START, StochtreeBART, bart_missing_note, stochtree_version
-from benchmarks._harness import headline_pair, results_dir, write_results
+from benchmarks._harness import headline_pair, per_seed_columns, results_dir, write_results
 from benchmarks._timing import timed
 
 CASES = ("horseshoe", "rotated_u", "slit_annulus", "spiral_band")
@@ -31,7 +31,7 @@ N_TEST = 1000
 GP_MAX_N = 2000  # above this size the Euclidean GP's hyperparameters are searched on a subsample
 GP_SUBSAMPLE = 1000
 BART_LABELS = (BART_DEFAULT.label, BART_WARM_START.label)
-COLUMNS = ["section", "case", "n", "estimator", "n_seeds", "rmse", "mspe", "cover_y", "width_y", "cover_f",
+COLUMNS = ["section", "case", "n", "estimator", "n_seeds", "rmse", "rmse_sd", "mspe", "cover_y", "width_y", "cover_f",
            "width_f", "fit_cpu_s", "fit_s", "n_iter"]
 TARGET_COLUMNS = ["section", "case", "n", "estimator", "n_seeds", "rmse_ratio", "rmse_ratio_max", "cpu_ratio",
                   "prbast_cover_y", "rmse_target", "rmse_met", "cpu_target", "cpu_met", "cover_met"]
@@ -172,7 +172,8 @@ def _mean_sd(values):
 
 
 def summarise(rows, keys=("rmse", "mspe", "cover_y", "width_y", "cover_f", "width_f", "fit_cpu_s", "fit_s")):
-    """Mean ± sd over seeds per (section, case, n, estimator), in first-seen order."""
+    """Mean ± sd over seeds per (section, case, n, estimator), in first-seen order; the RMSE as its mean with
+    ``rmse_sd``, ``rmse_per_seed`` and ``seed_ids``."""
     groups = {}
     for r in rows:
         groups.setdefault((r["section"], r["case"], r["n"], r["estimator"]), []).append(r)
@@ -181,7 +182,9 @@ def summarise(rows, keys=("rmse", "mspe", "cover_y", "width_y", "cover_f", "widt
         s = {"section": section, "case": case, "n": n, "estimator": est, "n_seeds": len(rs)}
         for k in keys:
             vals = [r[k] for r in rs if k in r]
-            if vals:
+            if vals and k == "rmse":  # the headline metric: mean, sd and per-seed values (paired verdicts)
+                s.update(per_seed_columns(k, vals, [r["seed"] for r in rs if k in r]))
+            elif vals:
                 s[k] = _mean_sd(vals)
         if any("n_iter" in r for r in rs):
             s["n_iter"] = max(r.get("n_iter", 0) for r in rs)
