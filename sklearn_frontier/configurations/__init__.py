@@ -4,7 +4,8 @@
 the modularity resolution (the exact CHAMP envelope of a Louvain resolution scan);
 :class:`MixConfigAugmenter` learns per-sample mixing weights over them and appends the mixed
 configuration embedding to X for any downstream model; :class:`SemiSupervisedAugmentation` fits it on every
-row and a downstream model on the labelled rows (the semi-supervised Pipeline).
+row and a downstream model on the labelled rows (the semi-supervised Pipeline); :func:`make_labelled_scorer` scores
+the labelled rows of a partly labelled target in cross-validation.
 """
 
 from sklearn_frontier._registry import register_demo, register_estimator
@@ -12,10 +13,11 @@ from sklearn_frontier._registry import register_demo, register_estimator
 from ._augmenter import MixConfigAugmenter
 from ._extractor import ConfigurationExtractor, plot_resolution_profile
 from ._graph import configurations_from_graph
+from ._scoring import make_labelled_scorer
 from ._semi_supervised import SemiSupervisedAugmentation
 
 __all__ = ["ConfigurationExtractor", "MixConfigAugmenter", "SemiSupervisedAugmentation", "configurations_from_graph",
-           "plot_resolution_profile"]
+           "make_labelled_scorer", "plot_resolution_profile"]
 
 register_estimator(ConfigurationExtractor, method="configurations", task="unsupervised_transform",
                    search_grid={"n_neighbors": [5, 10]},

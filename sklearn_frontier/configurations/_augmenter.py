@@ -6,8 +6,6 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils import check_random_state
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import check_array, check_consistent_length, column_or_1d
 
 from sklearn_frontier.exceptions import UnlabelledRowsWarning
 from sklearn_frontier.utils._compat import (
@@ -22,54 +20,7 @@ from sklearn_frontier.utils._random import MAX_SEED
 from sklearn_frontier.utils._warnings import warn_user
 
 from ._extractor import ConfigurationExtractor, _check_features, check_resolution_range
-
-# Integer-valued targets with at most this many distinct labelled values are read as classes by task="auto".
-MAX_AUTO_CLASSES = 20
-
-
-def _target_array(y):
-    """y as a numpy array; pandas' nullable and categorical targets keep their missing values as NaN/None."""
-    dtype = getattr(y, "dtype", None)
-    if dtype is not None and hasattr(y, "to_numpy") and not isinstance(dtype, np.dtype):
-        kind = getattr(dtype, "kind", "O")
-        if kind in "iuf":  # nullable Int64/Float64: pd.NA becomes NaN
-            return y.to_numpy(dtype=np.float64, na_value=np.nan)
-        return y.to_numpy(dtype=object, na_value=None)
-    return np.asarray(y)
-
-
-def _is_missing(y):
-    if y.dtype.kind == "f":
-        return np.isnan(y)
-    if y.dtype.kind == "O":
-        return np.array([v is None or (isinstance(v, float) and np.isnan(v)) for v in y], dtype=bool)
-    return np.zeros(y.shape[0], dtype=bool)
-
-
-def _labelled_classes(y):
-    """Labelled rows of a class target: neither the -1 marker nor missing (NaN, None, pd.NA)."""
-    mask = ~_is_missing(y)
-    if y.dtype.kind in "iuf":
-        mask &= y != -1
-    return mask
-
-
-def _infer_task(y):
-    """The ``task="auto"`` rules: strings, booleans and categories are classes; integer values (also as floats
-    with NaN for missing, pandas' nullable integers) are classes up to ``MAX_AUTO_CLASSES`` distinct labelled
-    values, else a regression, with a warning since either reading is plausible; other numbers are a regression.
-    """
-    if y.dtype.kind in "OUSb":
-        return "classification"
-    values = y[~_is_missing(y)].astype(np.float64)
-    if not np.all(values == np.round(values)):
-        return "regression"
-    n_distinct = np.unique(values[values != -1]).shape[0]
-    if n_distinct <= MAX_AUTO_CLASSES:
-        return "classification"
-    warn_user(f"y holds {n_distinct} distinct integer values (more than {MAX_AUTO_CLASSES}): MixConfigAugmenter "
-              "treats it as a regression target. Pass task='classification' if these are class labels.")
-    return "regression"
+from ._targets import check_partial_target, describe_marker
 
 
 def _has_head(self):
@@ -83,9 +34,9 @@ class MixConfigAugmenter(TransformerMixin, BaseEstimator):
     (configurations) of the data, so that any downstream model can use its multi-scale cluster structure;
     ``transform`` returns ``[X, z]``.
 
-    Rows with ``y == -1`` or a missing value (NaN, None, ``pd.NA``) for classification, or ``y = NaN``
-    for regression, are unlabelled: they shape the graph, the configurations and the assignments but not
-    the loss (semi-supervised fit). In a plain ``Pipeline`` the next step would see those markers as
+    Unlabelled rows are marked in ``y`` by ``unlabelled_marker``: by default a missing value (NaN, None,
+    ``pd.NA``) when ``y`` holds any, else ``-1``. They shape the graph, the configurations and the
+    assignments but not the loss (semi-supervised fit). In a plain ``Pipeline`` the next step would see those markers as
     targets, so ``fit_transform`` warns when they are present; use :class:`SemiSupervisedAugmentation`,
     which fits the augmenter on every row and the downstream model on the labelled ones.
 
@@ -107,6 +58,14 @@ assign_neighbors, stability_features : see ConfigurationExtractor
         nullable ``Int64``) are classes when at most ``MAX_AUTO_CLASSES`` (20) distinct values are labelled,
         else a regression (with a warning); any other numbers are a regression. Set it explicitly when
         the rules guess wrong.
+    unlabelled_marker : "auto", "missing", int, float or str, default="auto"
+        What marks an unlabelled row in ``y``. ``"auto"``: a missing value (NaN, None, ``pd.NA``) when ``y``
+        holds any, and then ``-1`` is an ordinary class; otherwise ``-1`` (the convention of
+        :class:`~sklearn.semi_supervised.SelfTrainingClassifier`), the number for numeric labels and the
+        string ``"-1"`` for string labels. ``"missing"``: only missing values (use it when every row is
+        labelled and ``-1`` is a class). Any other value: rows equal to it (a number matches numbers, a
+        string matches strings); missing values are always unlabelled. A regression target with ``"auto"``
+        is unlabelled where it is NaN.
     output : {"embedding", "assignments"}, default="embedding"
         ``z`` (``embed_dim`` columns), or the weighted soft assignments ``[w_1 S_1, ..., w_M S_M]``.
     passthrough : bool, default=True
@@ -174,6 +133,9 @@ assign_neighbors, stability_features : see ConfigurationExtractor
         ``"classification"`` or ``"regression"``: the task fitted (``task``, or what ``"auto"`` read from y).
     labelled_mask_ : ndarray of shape (n_samples,), dtype=bool
         Which training rows were labelled (the others shaped the graph only).
+    unlabelled_marker_ : "missing", int, float or str
+        The marker in force: ``unlabelled_marker``, or what ``"auto"`` read from the training ``y``
+        (``"missing"``, ``-1`` or ``"-1"``). ``score`` and :func:`make_labelled_scorer` read test targets by it.
     classes_ : ndarray of shape (n_classes,)
         Class labels seen among the labelled rows (classification only).
     y_mean_ : float
@@ -237,6 +199,7 @@ assign_neighbors, stability_features : see ConfigurationExtractor
         "assign_neighbors": [Interval(Integral, 1, None, closed="left")],
         "stability_features": [StrOptions({"graph", "geometric", "both"})],
         "task": [StrOptions({"auto", "classification", "regression"})],
+        "unlabelled_marker": [str, Real],
         "output": [StrOptions({"embedding", "assignments"})],
         "passthrough": ["boolean"],
         "embed_dim": [Interval(Integral, 1, None, closed="left")],
@@ -264,11 +227,11 @@ assign_neighbors, stability_features : see ConfigurationExtractor
 
     def __init__(self, mixing="learned", *, extractor=None, n_neighbors=15, resolution_range=(0.01, 30.0),
                  n_resolutions=48, n_restarts=2, max_configurations=8, min_log_width=0.1, assign_neighbors=10,
-                 stability_features="graph", task="auto", output="embedding", passthrough=True, embed_dim=16,
-                 context_dim=32, hidden_dim=32, temperature=1.0, dropout=0.0, max_epochs=300, batch_size=None,
-                 lr=1e-2, weight_decay=1e-4, validation_fraction=None, n_iter_no_change=10, optimizer="adam",
-                 callbacks=None, net_params=None, single_rule="most_stable", train_assignment="loo", standardize=True,
-                 device="cpu", n_jobs=None, verbose=0, random_state=None):
+                 stability_features="graph", task="auto", unlabelled_marker="auto", output="embedding",
+                 passthrough=True, embed_dim=16, context_dim=32, hidden_dim=32, temperature=1.0, dropout=0.0,
+                 max_epochs=300, batch_size=None, lr=1e-2, weight_decay=1e-4, validation_fraction=None,
+                 n_iter_no_change=10, optimizer="adam", callbacks=None, net_params=None, single_rule="most_stable",
+                 train_assignment="loo", standardize=True, device="cpu", n_jobs=None, verbose=0, random_state=None):
         self.mixing = mixing
         self.extractor = extractor
         self.n_neighbors = n_neighbors
@@ -280,6 +243,7 @@ assign_neighbors, stability_features : see ConfigurationExtractor
         self.assign_neighbors = assign_neighbors
         self.stability_features = stability_features
         self.task = task
+        self.unlabelled_marker = unlabelled_marker
         self.output = output
         self.passthrough = passthrough
         self.embed_dim = embed_dim
@@ -305,36 +269,12 @@ assign_neighbors, stability_features : see ConfigurationExtractor
         self.random_state = random_state
 
     # --------------------------------------------------------------- target
-    def _check_y(self, y, n):
-        """``(task, y, labelled mask)`` by the rules documented under ``task``."""
-        y = _target_array(y)
-        if y.ndim == 2 and y.shape[1] == 1:
-            y = column_or_1d(y, warn=True)
-        elif y.ndim != 1:
-            raise ValueError(f"MixConfigAugmenter supports one target column (no multi-output), got y of shape "
-                             f"{y.shape}.")
-        check_consistent_length(np.empty((n, 0)), y)
-        if y.dtype.kind == "f" and np.isinf(y).any():
-            raise ValueError("Input y contains infinity; mark unlabelled rows with NaN (regression) or -1 "
-                             "(classification).")
-        task = self.task if self.task != "auto" else _infer_task(y)
-        if task == "regression":
-            y = check_array(y, ensure_2d=False, dtype=np.float64, ensure_all_finite="allow-nan")
-            mask = ~np.isnan(y)
-            if mask.sum() < 1:
-                raise ValueError("MixConfigAugmenter needs at least one labelled row (y is all NaN).")
-            return task, y, mask
-        mask = _labelled_classes(y)
-        labels = y[mask]
-        if labels.dtype.kind == "f" and np.all(labels == np.round(labels)):
-            y = np.where(mask, y, -1).astype(np.int64)  # integer classes read with NaN for missing
-            labels = y[mask]
-        elif y.dtype.kind == "O":
-            type_of_target(labels, raise_unknown=True)
-        kind = type_of_target(labels, raise_unknown=True) if mask.any() else "unknown"
-        if kind not in ("binary", "multiclass"):
-            raise ValueError(f"Classification needs a binary or multiclass target, got {kind!r}.")
-        return task, y, mask
+    def _check_y(self, y, n, *, fitted=False):
+        """The checked target (:class:`~._targets.PartialTarget`): by the parameters, or with ``fitted`` by the
+        task and marker read from the training ``y`` (so that test folds are read as the training rows were)."""
+        if fitted:
+            return check_partial_target(y, n, self.task_, self.unlabelled_marker_)
+        return check_partial_target(y, n, self.task, self.unlabelled_marker)
 
     def _make_extractor(self, seed):
         if self.extractor is not None:
@@ -358,7 +298,7 @@ assign_neighbors, stability_features : see ConfigurationExtractor
         X : array-like of shape (n_samples, n_features)
             All rows, labelled and unlabelled.
         y : array-like of shape (n_samples,)
-            Class labels (-1 = unlabelled) or continuous targets (NaN = unlabelled).
+            Class labels or continuous targets; unlabelled rows marked by ``unlabelled_marker``.
 
         Returns
         -------
@@ -369,9 +309,11 @@ assign_neighbors, stability_features : see ConfigurationExtractor
         if y is None:
             validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)  # raises "requires y"
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
-        task, y, mask = self._check_y(y, X.shape[0])
+        target = self._check_y(y, X.shape[0])
+        task, y, mask = target.task, target.y, target.mask
         self.task_ = task
         self.labelled_mask_ = mask
+        self.unlabelled_marker_ = target.marker
         rng = check_random_state(self.random_state)
         ext_seed, torch_seed, split_seed = (int(s) for s in rng.randint(0, MAX_SEED, size=3))
         ext = self._make_extractor(ext_seed)
@@ -395,8 +337,10 @@ assign_neighbors, stability_features : see ConfigurationExtractor
         if task == "classification":
             self.classes_, y_enc = np.unique(yl, return_inverse=True)
             if self.classes_.shape[0] < 2:
-                raise ValueError("Classification needs at least 2 classes among the labelled rows (-1 marks "
-                                 f"unlabelled rows), got {self.classes_.tolist()}.")
+                raise ValueError("Classification needs at least 2 classes among the labelled rows (unlabelled "
+                                 f"rows are marked by {describe_marker(target.marker)}), got "
+                                 f"{self.classes_.tolist()}. Pass unlabelled_marker='missing' if -1 is a class "
+                                 "and every row is labelled.")
             target, n_out = y_enc.astype(np.int64), int(self.classes_.shape[0])
         else:
             self.y_mean_ = float(yl.mean())
@@ -499,7 +443,7 @@ assign_neighbors, stability_features : see ConfigurationExtractor
         """Fit on all rows and return ``transform(X)``, warning when some rows are unlabelled.
 
         A ``Pipeline`` calls this and then hands ``y`` unchanged to the next step, which would learn the
-        unlabelled marker (-1) as a class or fail on NaN; :class:`SemiSupervisedAugmentation` is the
+        unlabelled marker (-1) as a class or fail on a missing value; :class:`SemiSupervisedAugmentation` is the
         supported form.
 
         Parameters
@@ -520,7 +464,8 @@ assign_neighbors, stability_features : see ConfigurationExtractor
         n_unlabelled = int((~self.labelled_mask_).sum())
         if n_unlabelled:
             warn_user(f"{n_unlabelled} of {self.labelled_mask_.shape[0]} rows are unlabelled: a step after "
-                      "MixConfigAugmenter in a Pipeline receives y unchanged and would learn the marker as a "
+                      f"MixConfigAugmenter (marked by {describe_marker(self.unlabelled_marker_)}) in a Pipeline "
+                      "receives y unchanged and would learn the marker as a "
                       "target. Use SemiSupervisedAugmentation(estimator, augmenter) to fit the augmenter on every "
                       "row and the estimator on the labelled ones.", UnlabelledRowsWarning)
         return self.transform(X)
@@ -581,14 +526,31 @@ assign_neighbors, stability_features : see ConfigurationExtractor
 
     @available_if(_has_head)
     def score(self, X, y):
-        """Accuracy (classification) or R² (regression) of the selector's own linear head on ``z``."""
+        """Accuracy (classification) or R² (regression) of the selector's own linear head on ``z``, over the
+        labelled rows of ``y`` (marked as in :meth:`fit`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n, n_features)
+            Rows to score.
+        y : array-like of shape (n,)
+            Targets; unlabelled rows are ignored.
+
+        Returns
+        -------
+        score : float
+            Accuracy or R² of the head over the labelled rows.
+        """
         from sklearn.metrics import accuracy_score, r2_score
 
         X = self._validated(X)
-        out = self._forward(X)[3]
+        target = self._check_y(y, X.shape[0], fitted=True)
+        if not target.mask.any():
+            raise ValueError("score needs at least one labelled row in y.")
+        out = self._forward(X[target.mask])[3]
         if self.task_ == "classification":
-            return float(accuracy_score(y, self.classes_[out.argmax(axis=1)]))
-        return float(r2_score(y, out[:, 0] * self.y_scale_ + self.y_mean_))
+            return float(accuracy_score(target.y[target.mask], self.classes_[out.argmax(axis=1)]))
+        return float(r2_score(target.y[target.mask], out[:, 0] * self.y_scale_ + self.y_mean_))
 
     def get_feature_names_out(self, input_features=None):
         """Get output feature names: input names (if ``passthrough``) then ``mixconfig0..`` or ``config{i}_c{j}``.

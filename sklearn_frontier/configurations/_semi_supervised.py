@@ -4,11 +4,14 @@ import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier, is_regressor
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, r2_score
+from sklearn.utils import _safe_indexing
 from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import _num_samples
 
 from sklearn_frontier.utils._compat import HasMethods, _fit_context, check_is_fitted
 
 from ._augmenter import MixConfigAugmenter
+from ._scoring import warn_if_scorer_sees_marker
 
 
 def _estimator_has(attr):
@@ -22,11 +25,14 @@ class SemiSupervisedAugmentation(MetaEstimatorMixin, BaseEstimator):
     """Fit an augmenter on all rows and a downstream estimator on the labelled rows of its output.
 
     The semi-supervised use of :class:`MixConfigAugmenter` in one estimator: the configurations are found on
-    every row (unlabelled rows marked by ``-1`` or a missing value for classes, NaN for a regression target),
-    then ``estimator`` is fitted on the augmented features of the labelled rows only. A plain
-    ``Pipeline([augmenter, estimator])`` cannot do this: it hands the unlabelled marker to the estimator as a
-    target. It goes anywhere an estimator goes (last step of a ``Pipeline``, ``GridSearchCV`` with
-    ``augmenter__*`` and ``estimator__*`` parameters, ``cross_validate``); its ``score`` ignores unlabelled rows.
+    every row, then ``estimator`` is fitted on the augmented features of the labelled rows only. Unlabelled
+    rows are marked as the augmenter's ``unlabelled_marker`` says: by default a missing value (NaN, None,
+    ``pd.NA``) when ``y`` holds any, so that ``-1`` can be a class, else ``-1``; NaN for a regression target.
+    A plain ``Pipeline([augmenter, estimator])`` cannot do this: it hands the unlabelled marker to the
+    estimator as a target. It goes anywhere an estimator goes (last step of a ``Pipeline``, ``GridSearchCV``
+    with ``augmenter__*`` and ``estimator__*`` parameters, ``cross_validate``). Its ``score`` ignores
+    unlabelled rows; for another metric pass ``scoring=make_labelled_scorer(...)``, since scikit-learn's
+    scorers count every unlabelled test row as an error (a prediction made for such a scorer warns).
 
     Read more in the :ref:`User Guide <user_guide_configurations>`.
 
@@ -46,6 +52,9 @@ class SemiSupervisedAugmentation(MetaEstimatorMixin, BaseEstimator):
         The downstream estimator fitted on the labelled rows.
     labelled_mask_ : ndarray of shape (n_samples,), dtype=bool
         Which training rows were labelled.
+    unlabelled_marker_ : "missing", int, float or str
+        The marker the augmenter read from the training ``y`` (see ``MixConfigAugmenter.unlabelled_marker``);
+        ``score`` and :func:`make_labelled_scorer` read test targets by it.
     classes_ : ndarray of shape (n_classes,)
         Class labels (classification only).
     n_features_in_ : int
@@ -56,6 +65,7 @@ class SemiSupervisedAugmentation(MetaEstimatorMixin, BaseEstimator):
     See Also
     --------
     MixConfigAugmenter : The augmenter; its ``fit_transform`` warns when unlabelled rows would leak downstream.
+    make_labelled_scorer : Any scikit-learn metric over the labelled rows, for ``cross_val_score``.
     sklearn.semi_supervised.SelfTrainingClassifier : The same ``-1`` convention for unlabelled rows.
 
     Notes
@@ -102,7 +112,7 @@ class SemiSupervisedAugmentation(MetaEstimatorMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
             All rows, labelled and unlabelled.
         y : array-like of shape (n_samples,)
-            Targets; unlabelled rows are ``-1`` or missing (classes) or NaN (regression).
+            Targets; unlabelled rows marked as the augmenter's ``unlabelled_marker`` says.
 
         Returns
         -------
@@ -117,11 +127,13 @@ class SemiSupervisedAugmentation(MetaEstimatorMixin, BaseEstimator):
             elif is_regressor(estimator):
                 augmenter.set_params(task="regression")
         augmenter.fit(X, y)
-        _, y_checked, mask = augmenter._check_y(y, augmenter.labelled_mask_.shape[0])
+        target = augmenter._check_y(y, augmenter.labelled_mask_.shape[0], fitted=True)
+        mask = target.mask
         Xt = augmenter.transform(X)
         self.augmenter_ = augmenter
         self.labelled_mask_ = mask
-        self.estimator_ = estimator.fit(Xt[mask], y_checked[mask])
+        self.unlabelled_marker_ = augmenter.unlabelled_marker_
+        self.estimator_ = estimator.fit(Xt[mask], target.y[mask])
         for name in ("n_features_in_", "feature_names_in_"):
             if hasattr(augmenter, name):
                 setattr(self, name, getattr(augmenter, name))
@@ -131,6 +143,7 @@ class SemiSupervisedAugmentation(MetaEstimatorMixin, BaseEstimator):
 
     def _augmented(self, X):
         check_is_fitted(self)
+        warn_if_scorer_sees_marker(self.unlabelled_marker_)
         return self.augmenter_.transform(X)
 
     def predict(self, X):
@@ -201,13 +214,14 @@ class SemiSupervisedAugmentation(MetaEstimatorMixin, BaseEstimator):
             Accuracy or R² over the labelled rows.
         """
         check_is_fitted(self)
-        _, y_checked, mask = self.augmenter_._check_y(y, np.shape(X)[0])
+        target = self.augmenter_._check_y(y, _num_samples(X), fitted=True)
+        mask = target.mask
         if not mask.any():
             raise ValueError("score needs at least one labelled row in y.")
-        pred = self.predict(X)[mask]
+        pred = self.estimator_.predict(self.augmenter_.transform(_safe_indexing(X, np.flatnonzero(mask))))
         weight = None if sample_weight is None else np.asarray(sample_weight)[mask]
         metric = accuracy_score if self.augmenter_.task_ == "classification" else r2_score
-        return float(metric(y_checked[mask], pred, sample_weight=weight))
+        return float(metric(target.y[mask], pred, sample_weight=weight))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
