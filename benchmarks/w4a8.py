@@ -19,7 +19,6 @@ from sklearn_frontier.kernels.quantization import pack_w4a8
 from sklearn_frontier.kernels.quantization._numba import placeholders, w4a8_entry
 
 from sklearn_frontier.quantization import SVDQuantizer, TwinQuantLinear
-from sklearn_frontier.quantization._linear import _sync_numba_threads
 
 
 def kernel_row(N, K, M, rng, layers=4, g=128):
@@ -31,7 +30,7 @@ def kernel_row(N, K, M, rng, layers=4, g=128):
     x = rng.standard_normal((M, K)).astype(np.float32)
     xt = torch.from_numpy(x)
     t0, z0, d0, u0, b0 = placeholders(K, N)
-    fn = w4a8_entry(mats[0][0][0].size, M, _sync_numba_threads())
+    fn = w4a8_entry(mats[0][0][0].size, M, torch.get_num_threads())
 
     def q():
         for (p, s, _), _w in mats:

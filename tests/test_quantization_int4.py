@@ -32,7 +32,7 @@ from sklearn_frontier.quantization import (  # noqa: E402
     TwinQuant,
     TwinQuantLinear,
     WUSHQuantizer,
-    _linear,  # noqa: E402
+    _cpu_dispatch,  # noqa: E402
 )
 from sklearn_frontier.quantization._formats import dequantize_groups  # noqa: E402
 
@@ -107,6 +107,21 @@ def _check_path(mod, x, path):
     assert np.all(err <= bound), f"{path}: max excess {np.max(err - bound)}"
 
 
+def measured_path(mod, M):
+    """The path the measured dispatch recorded for M rows (after a call of M rows)."""
+    name = _cpu_dispatch.BUCKETS[_cpu_dispatch.bucket_of(M)][0]
+    return next(r.path for r in mod.dispatch_table_ if r.bucket == name)
+
+
+@pytest.fixture(autouse=True)
+def _private_dispatch_cache(tmp_path, monkeypatch):
+    """Measured decisions go to a fresh cache folder, not the user's."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    _cpu_dispatch.clear_memo()
+    yield
+    _cpu_dispatch.clear_memo()
+
+
 def _layer(est, m, n, bias, seed=0):
     rng = np.random.default_rng(seed)
     W = rng.standard_normal((m, n)).astype(np.float32)
@@ -133,15 +148,9 @@ def test_every_int4_path_matches_the_reference(case, M):
     est, m, n, bias = INT4_CASES[case]
     mod = _layer(est, m, n, bias)
     x = torch.randn(M, n, generator=torch.Generator().manual_seed(M))
-    saved = dict(_linear.CPU_MAX_ROWS)
-    try:  # the row thresholds are read when the layer is prepared: refresh() after changing them
-        _linear.CPU_MAX_ROWS["torch_int4"] = (1 << 30, 1 << 30)
-        _check_path(mod.refresh(), x, "torch_int4")
-        _linear.CPU_MAX_ROWS["torch_int4"] = (0, 0)
-        _check_path(mod.refresh(), x, "dequantize")
-    finally:
-        _linear.CPU_MAX_ROWS.update(saved)
-        mod.refresh()
+    for path in ("torch_int4", "dequantize"):
+        with _cpu_dispatch.force_path(path):
+            _check_path(mod, x, path)
     mod.backend = "numba"
     _check_path(mod, x, "numba_lut4")
     mod.backend = "reference"
@@ -153,8 +162,7 @@ def test_every_int4_path_matches_the_reference(case, M):
         _check_path(mod, x, "triton")
     mod.backend = None
     mod(x)
-    expected = "torch_int4" if M <= _linear.cpu_max_rows("torch_int4", m, n) else "dequantize"
-    assert mod.last_path_ == expected
+    assert mod.last_path_ == measured_path(mod, M)
 
 
 @pytest.mark.parametrize("est", [RTNQuantizer(weight_format="mxfp4"), RTNQuantizer(weight_format="nvfp4"),
@@ -165,7 +173,10 @@ def test_formats_the_op_does_not_cover_fall_back_to_the_lut_kernel(est, M):
     mod = _layer(est, 20, 96, bias=True)
     assert mod._fast.int4_torch is None
     x = torch.randn(M, 96, generator=torch.Generator().manual_seed(M))
-    _check_path(mod, x, "numba_lut4" if M <= _linear.cpu_max_rows("numba_lut4", 20, 96) else "dequantize")
+    mod(x)
+    path = measured_path(mod, M)
+    assert path == ("dequantize" if M > 8 else path) and path in ("numba_lut4", "dequantize")
+    _check_path(mod, x, path)
     mod.backend = "numba"
     _check_path(mod, x, "numba_lut4")
 
@@ -198,7 +209,8 @@ def test_real_minilm_layer_on_every_path():
     for M in (1, 3, 64):
         x = torch.randn(M, lin.in_features, generator=torch.Generator().manual_seed(M))
         mod.backend = None
-        _check_path(mod, x, "torch_int4")
+        with _cpu_dispatch.force_path("torch_int4"):
+            _check_path(mod, x, "torch_int4")
         mod.backend = "numba"
         _check_path(mod, x, "numba_lut4")
         mod.backend = "reference"

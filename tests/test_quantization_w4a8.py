@@ -7,7 +7,6 @@ residual), plus float32 summation slack. Twins (numba vs numpy) share the roundi
 so they agree to float32 summation order.
 """
 
-import contextlib
 import os
 import subprocess
 import sys
@@ -27,7 +26,7 @@ from sklearn_frontier.quantization import (  # noqa: E402
     TwinQuant,
     TwinQuantLinear,
     WUSHQuantizer,
-    _linear,
+    _cpu_dispatch,
 )
 from sklearn_frontier.quantization._formats import apply_input_transform, dequantize_groups  # noqa: E402
 
@@ -54,16 +53,19 @@ def activation_rounding_bound(mod, x):
     return rounding + slack
 
 
-@contextlib.contextmanager
 def w4a8_for_every_row_count():
-    """The W4A8 kernel for every M in layers prepared inside the block (the measured rule runs it for few rows
-    only on some CPUs), so that its arithmetic is tested at every M."""
-    saved = dict(_linear.CPU_MAX_ROWS)
-    _linear.CPU_MAX_ROWS["w4a8"] = (1 << 30, 1 << 30)
-    try:
-        yield
-    finally:
-        _linear.CPU_MAX_ROWS.update(saved)
+    """The W4A8 kernel for every M in calls inside the block (the measured dispatch runs it where it is fastest
+    only), so that its arithmetic is tested at every M."""
+    return _cpu_dispatch.force_path("w4a8")
+
+
+@pytest.fixture(autouse=True)
+def _private_dispatch_cache(tmp_path, monkeypatch):
+    """Measured decisions go to a fresh cache folder, not the user's."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    _cpu_dispatch.clear_memo()
+    yield
+    _cpu_dispatch.clear_memo()
 
 
 def _exact(mod, x):
@@ -85,16 +87,14 @@ def test_w4a8_forward_within_the_activation_rounding_bound(case, M):
            "wush-block": WUSHQuantizer(group_size=32, block_size=32)}[case]
     est.fit(W, X_calib=X)
     bias = None if case in ("sym-r0", "ragged-odd-k") else torch.randn(m)
-    with w4a8_for_every_row_count():
-        mod = TwinQuantLinear.from_quantized(est.quantize(), bias=bias, act_quant="int8")
+    mod = TwinQuantLinear.from_quantized(est.quantize(), bias=bias, act_quant="int8")
     x = torch.randn(M, n)
-    with torch.no_grad():
+    with torch.no_grad(), w4a8_for_every_row_count():
         y = mod(x)
-    assert mod.last_path_ == "w4a8"
-    err = (y.double() - _exact(mod, x)).abs().numpy()
-    assert np.all(err <= activation_rounding_bound(mod, x))
-    with torch.no_grad():  # same input, same output
-        np.testing.assert_array_equal(mod(x).numpy(), y.numpy())
+        assert mod.last_path_ == "w4a8"
+        err = (y.double() - _exact(mod, x)).abs().numpy()
+        assert np.all(err <= activation_rounding_bound(mod, x))
+        np.testing.assert_array_equal(mod(x).numpy(), y.numpy())  # same input, same output
     exact_mod = TwinQuantLinear.from_quantized(est.quantize(), bias=bias, act_quant=None)
     with torch.no_grad():
         exact_mod(x)
@@ -154,15 +154,11 @@ def test_large_batches_decode_once_and_match_the_weight(case):
            "twinquant-diag": TwinQuant(rank=4, group_size=32, max_iter=3, random_state=0),
            "wush-block": WUSHQuantizer(group_size=32, block_size=32),
            "asym-nobias": RTNQuantizer(group_size=32, symmetric=False)}[case].fit(W, X_calib=X)
-    saved = dict(_linear.CPU_MAX_ROWS)
-    try:  # every packed kernel off: the decode path at every M (the measured rule runs it only on some CPUs)
-        _linear.CPU_MAX_ROWS.update(dict.fromkeys(saved, (0, 0)))
-        mod = TwinQuantLinear.from_quantized(est.quantize(), bias=None if case == "asym-nobias" else torch.randn(48))
-    finally:
-        _linear.CPU_MAX_ROWS.update(saved)
+    mod = TwinQuantLinear.from_quantized(est.quantize(), bias=None if case == "asym-nobias" else torch.randn(48))
     for M in (300, 7):
         x = torch.randn(M, 96)
-        with torch.no_grad():
+        # the decode path at every M (the measured dispatch runs it only where it is fastest)
+        with torch.no_grad(), _cpu_dispatch.force_path("dequantize"):
             y = mod(x)
             again = mod(x)  # the second call reuses the decode buffer
         assert mod.last_path_ == "dequantize"
@@ -170,15 +166,21 @@ def test_large_batches_decode_once_and_match_the_weight(case):
         np.testing.assert_array_equal(again.numpy(), y.numpy())
 
 
-def test_threads_follow_torch():
+def test_threads_follow_torch_and_the_users_numba_setting_is_kept():
+    """numba kernels run on torch's thread count inside the call; the caller's own numba count comes back."""
     code = ("import torch, numba, numpy as np\n"
             "from sklearn_frontier.quantization import RTNQuantizer, TwinQuantLinear\n"
+            "from sklearn_frontier.kernels.quantization._numba import numba_threads\n"
             "W = np.random.default_rng(0).standard_normal((256, 256)).astype(np.float32)\n"
             "mod = TwinQuantLinear.from_quantized(RTNQuantizer(group_size=32).fit(W).quantize(), act_quant='int8')\n"
-            "mod(torch.randn(2, 256)); print(numba.get_num_threads(), torch.get_num_threads())\n")
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "2"}
+            "numba.get_num_threads(); torch.set_num_threads(1)\n"  # numba's start resizes the shared OpenMP pool
+            "numba.set_num_threads(2)\n"
+            "for M in (1, 2, 64, 300): mod(torch.randn(M, 256))\n"
+            "with numba_threads() as n: inside = (n, numba.get_num_threads())\n"
+            "print(*inside, numba.get_num_threads(), torch.get_num_threads())\n")
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "2", "SKLEARN_FRONTIER_QUANT_DISPATCH": "off"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["1", "1"]
+    assert out.stdout.split() == ["1", "1", "2", "1"]
 
 
 def test_real_minilm_layer_within_the_bound():
@@ -190,11 +192,9 @@ def test_real_minilm_layer_within_the_bound():
         pytest.skip("all-MiniLM-L6-v2 weights not installed")
     lin = next(m for m in model.modules() if isinstance(m, torch.nn.Linear) and m.in_features == 384
                and m.out_features == 1536)
-    with w4a8_for_every_row_count():
-        mod = TwinQuantLinear.from_linear(lin, SVDQuantizer(rank=8, group_size=128, random_state=0),
-                                          act_quant="int8")
+    mod = TwinQuantLinear.from_linear(lin, SVDQuantizer(rank=8, group_size=128, random_state=0), act_quant="int8")
     x = torch.randn(5, 384)
-    with torch.no_grad():
+    with torch.no_grad(), w4a8_for_every_row_count():
         y = mod(x)
     assert mod.last_path_ == "w4a8"
     err = (y.double() - _exact(mod, x)).abs().numpy()

@@ -5,7 +5,8 @@ import numpy as np
 from .._dispatch import register_kernel
 
 __all__ = ["pack_int4", "unpack_int4", "accumulate_gram", "fwht", "dual_matmul", "lut4_matmul", "lut4_dequantize",
-           "pack_int4_torch", "int4pack_matmul", "torch_int4_fits", "pack_w4a8", "w4a8_matmul", "w4a8_decode_t"]
+           "pack_int4_torch", "int4pack_matmul", "torch_int4_fits", "pack_w4a8", "w4a8_matmul", "w4a8_decode_t",
+           "pack_int8_weight", "int8_matmul", "int8_matmul_available", "w4a8_prepare"]
 
 _REF = "sklearn_frontier.kernels.quantization._reference"
 _NUMBA = "sklearn_frontier.kernels.quantization._numba"
@@ -518,7 +519,59 @@ def w4a8_matmul(x, packed, scale_t, zero_t=None, *, group_size, tensor_scale=1.0
 w4a8_matmul.kernel_spec = _w4a8.kernel_spec
 
 
-def w4a8_decode_t(packed, scale_t, zero_t=None, *, group_size, n_features):
+def w4a8_prepare(packed, scale_t, zero_t=None, *, group_size, tensor_scale=1.0, t=None, down=None, up_t=None,
+                 bias=None):
+    """:func:`w4a8_matmul` with every weight-side argument converted once: returns ``run(x, xr)``.
+
+    For a layer called many times (``TwinQuantLinear``): ``run`` takes float32 C-contiguous numpy arrays
+    ``x`` and ``xr`` (M, K) and returns the float32 (M, N) product, on the numba kernel (serial below a size
+    where a threaded launch costs more than the work; threaded calls run on ``torch.get_num_threads()``
+    threads and give the caller back its numba thread count), or on the reference twin without numba or
+    under ``backend="reference"``.
+
+    Parameters
+    ----------
+    packed, scale_t, zero_t : ndarray
+        The output of :func:`pack_w4a8`.
+    group_size : int
+        Columns per scale group.
+    tensor_scale : float, default=1.0
+        Global scale.
+    t, down, up_t, bias : ndarray or None, default=None
+        As in :func:`w4a8_matmul`.
+
+    Returns
+    -------
+    run : callable
+        ``run(x, xr) -> ndarray of shape (M, N)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_frontier.kernels.quantization import pack_w4a8, w4a8_prepare
+    >>> run = w4a8_prepare(*pack_w4a8(np.ones((2, 32), np.int8), np.ones((2, 1), np.float32), None, 32),
+    ...                    group_size=32)
+    >>> x = np.ones((1, 32), np.float32)
+    >>> run(x, x).tolist()
+    [[32.0, 32.0]]
+    """
+    from sklearn_frontier._config import get_config
+
+    from .._dispatch import _load, available_backends
+
+    if "numba" in available_backends("w4a8_matmul") and get_config()["backend"] != "reference":
+        from ._numba import prepared_w4a8
+
+        return prepared_w4a8(packed, scale_t, zero_t, group_size, tensor_scale, t, down, up_t, bias)
+    ref = _load(_w4a8.kernel_spec.reference)
+
+    def run(x, xr):
+        return ref(x, xr, t, packed, scale_t, zero_t, group_size, tensor_scale, down, up_t, bias)
+
+    return run
+
+
+def w4a8_decode_t(packed, scale_t, zero_t=None, *, group_size, n_features, out=None, row_scale=None):
     """Transposed float32 residual ``Q^T`` (K, N) from the weight-stationary codes (no tensor scale).
 
     The large-batch path: decoded once per call, then one float32 GEMM.
@@ -531,6 +584,10 @@ def w4a8_decode_t(packed, scale_t, zero_t=None, *, group_size, n_features):
         Columns per scale group.
     n_features : int
         K, the number of inputs.
+    out : ndarray of float32 of shape (n_features, N) or None, default=None
+        Buffer to write into (reused across calls).
+    row_scale : ndarray of float32 of shape (n_features,) or None, default=None
+        Factor of each row of the result (a tensor scale and a diagonal input transform folded in).
 
     Returns
     -------
@@ -545,7 +602,134 @@ def w4a8_decode_t(packed, scale_t, zero_t=None, *, group_size, n_features):
     >>> w4a8_decode_t(*p, group_size=32, n_features=2).ravel().tolist()
     [1.0, -2.0]
     """
-    return _w4a8_decode(packed, scale_t, zero_t, group_size, int(n_features))
+    return _w4a8_decode(packed, scale_t, zero_t, group_size, int(n_features), out, row_scale)
 
 
 w4a8_decode_t.kernel_spec = _w4a8_decode.kernel_spec
+
+
+_int8 = register_kernel("int8_matmul", reference=f"{_REF}:int8_matmul",
+                        extra_backends={"torch": f"{_TORCH}:int8_matmul"})
+
+
+def int8_matmul_available():
+    """Whether torch's int8 GEMM (``torch._int_mm``) runs on this machine's CPU.
+
+    Returns
+    -------
+    available : bool
+        True when :func:`int8_matmul` runs torch's int8 kernel (else only its reference twin).
+
+    Examples
+    --------
+    >>> from sklearn_frontier.kernels.quantization import int8_matmul_available
+    >>> isinstance(int8_matmul_available(), bool)
+    True
+    """
+    from ._torch import int_mm_available
+
+    return int_mm_available()
+
+
+def pack_int8_weight(codes, scales, zeros, group_size):
+    """Int8 weight and per-output-channel scales for :func:`int8_matmul`, from 4-bit codes and group scales.
+
+    The decoded weight ``(c - z) s`` (no tensor scale) is re-quantized to int8 with one scale per output
+    channel (``amax / 127``, round half to even): the group scales fold into the channel scale, so one int8
+    GEMM covers each row. The price is the re-rounding of the weight (at most half a channel step per entry).
+
+    Parameters
+    ----------
+    codes : ndarray of int8 of shape (N, K)
+        Two's complement codes (``zeros`` None) or unsigned codes.
+    scales : ndarray of shape (N, ceil(K / group_size))
+        Group scales.
+    zeros : ndarray of shape (N, ceil(K / group_size)) or None
+        Integer zero points of unsigned codes.
+    group_size : int
+        Columns per scale group.
+
+    Returns
+    -------
+    wq : torch.Tensor of int8 of shape (N, K)
+        The re-quantized weight.
+    ch_scale : torch.Tensor of float32 of shape (N,)
+        One scale per output channel.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_frontier.kernels.quantization import pack_int8_weight
+    >>> wq, ch = pack_int8_weight(np.array([[1, -2]], np.int8), np.ones((1, 1), np.float32), None, 32)
+    >>> wq.tolist(), ch.tolist()
+    ([[64, -127]], [0.015748031437397003])
+    """
+    import torch
+
+    from ._reference import pack_int8_weight as _pack_int8
+
+    codes = np.asarray(codes)
+    if codes.ndim != 2:
+        raise ValueError(f"codes must be 2-D, got shape {codes.shape}.")
+    G = -(-codes.shape[1] // group_size)
+    if np.shape(scales) != (codes.shape[0], G):
+        raise ValueError(f"scales must have shape {(codes.shape[0], G)}, got {np.shape(scales)}.")
+    wq, ch = _pack_int8(codes, scales, zeros, group_size)
+    return torch.from_numpy(wq), torch.from_numpy(ch)
+
+
+def int8_matmul(x, wq, ch_scale, *, tensor_scale=1.0, down=None, up_t=None, bias=None, xr=None, backend=None):
+    """``ts ((xr) Wq^T diag(ch) + (x down^T) up_t) + bias`` with per-row int8 activations, int32 accumulation.
+
+    Each row of the residual's input ``xr`` is rounded to int8 with one scale ``amax / 127``; the integer
+    products are summed exactly in int32 by torch's int8 GEMM (``torch._int_mm``), then scaled by the row and
+    channel scales; the low-rank branch and the bias are added after. ``backend="reference"`` (or the global
+    config) runs the twin, which sums the same integers in int64.
+
+    Parameters
+    ----------
+    x : torch.Tensor of float32 of shape (M, K)
+        Input of the low-rank branch, and of the residual when ``xr`` is None.
+    wq, ch_scale : torch.Tensor
+        The output of :func:`pack_int8_weight`.
+    tensor_scale : float, default=1.0
+        Global scale ``ts``.
+    down : torch.Tensor of shape (r, K) or None, default=None
+        Down factor of the low-rank branch.
+    up_t : torch.Tensor of shape (r, N) or None, default=None
+        Transposed up factor of the low-rank branch.
+    bias : torch.Tensor of shape (N,) or None, default=None
+        Output bias.
+    xr : torch.Tensor of shape (M, K) or None, default=None
+        Input of the residual (e.g. with its input transform applied); None uses ``x``.
+    backend : str or None, default=None
+        ``"reference"`` for the twin; anything else runs torch's int8 GEMM when it is available.
+
+    Returns
+    -------
+    y : torch.Tensor of float32 of shape (M, N)
+        The product.
+
+    Examples
+    --------
+    >>> import numpy as np, torch
+    >>> from sklearn_frontier.kernels.quantization import int8_matmul, pack_int8_weight
+    >>> wq, ch = pack_int8_weight(np.ones((2, 32), np.int8), np.ones((2, 1), np.float32), None, 32)
+    >>> int8_matmul(torch.ones(3, 32), wq, ch).tolist()
+    [[32.0, 32.0], [32.0, 32.0], [32.0, 32.0]]
+    """
+    from sklearn_frontier._config import get_config
+
+    from .._dispatch import _load
+
+    if x.ndim != 2 or x.shape[1] != wq.shape[1]:
+        raise ValueError(f"x must be 2-D with {wq.shape[1]} features, got shape {tuple(x.shape)}.")
+    if (down is None) != (up_t is None):
+        raise ValueError("down and up_t must be given together.")
+    spec = _int8.kernel_spec
+    path = spec.reference if ((backend or get_config()["backend"]) == "reference" or not int8_matmul_available()) \
+        else spec.extra_backends["torch"]
+    return _load(path)(x, x if xr is None else xr, wq, ch_scale, float(tensor_scale), down, up_t, bias)
+
+
+int8_matmul.kernel_spec = _int8.kernel_spec

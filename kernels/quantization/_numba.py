@@ -1,5 +1,7 @@
 """numba twins of the quantization kernels, and the W4A8 kernels (4-bit weights, int8 activations)."""
 
+from contextlib import contextmanager
+
 import numpy as np
 from numba import njit, prange
 
@@ -172,7 +174,9 @@ def nibble_matmul_np(x, qweight, lut, scales, zeros, group_size):
 
 def lut4_matmul(x, qweight, lut, scales, zeros, group_size):
     """numba twin of the 4-bit look-up-table matmul (torch tensors or numpy arrays in, same kind out)."""
-    y = nibble_matmul_np(_np32(x), _np32(qweight, np.uint8), _np32(lut), _np32(scales), _np32(zeros), group_size)
+    with numba_threads():
+        y = nibble_matmul_np(_np32(x), _np32(qweight, np.uint8), _np32(lut), _np32(scales), _np32(zeros),
+                             group_size)
     if hasattr(x, "detach"):
         import torch
 
@@ -382,6 +386,69 @@ def w4a8_entry(packed_size, rows, threads):
     return _w4a8_serial if threads <= 1 or packed_size * rows < SERIAL_BELOW else _w4a8_parallel
 
 
+_STARTED = []
+
+
+@contextmanager
+def numba_threads():
+    """Run the enclosed numba calls on ``torch.get_num_threads()`` threads (at most numba's pool), then give
+    the calling thread back the count it had: a user's own numba code keeps its setting."""
+    import numba
+
+    n = _torch_threads()
+    if not _STARTED:
+        # Starting numba's OpenMP layer resizes the OpenMP pool torch shares with it: restore torch's count.
+        numba.get_num_threads()
+        _STARTED.append(True)
+        _restore_torch_threads(n)
+    n = min(n, numba.config.NUMBA_NUM_THREADS)
+    prev = numba.get_num_threads()
+    if prev != n:
+        numba.set_num_threads(n)
+    try:
+        yield n
+    finally:
+        if prev != n:
+            numba.set_num_threads(prev)
+
+
+def _torch_threads():
+    import torch
+
+    return torch.get_num_threads()
+
+
+def _restore_torch_threads(n):
+    import torch
+
+    if torch.get_num_threads() != n:
+        torch.set_num_threads(n)
+
+
+def prepared_w4a8(packed, scale_t, zero_t, group_size, tensor_scale, t, down, up_t, bias):
+    """``run(x, xr)`` over float32 C-contiguous numpy rows with every weight-side argument converted once; a
+    one-threaded call (or one below ``SERIAL_BELOW``) runs the serial build, others the threaded one under
+    :func:`numba_threads`."""
+    K, N = packed.shape[1] * 2, scale_t.shape[1]
+    t0, z0, d0, u0, b0 = placeholders(down.shape[1] if down is not None else K, N)
+
+    def f32(a, empty):
+        return empty if a is None else np.ascontiguousarray(a, dtype=np.float32)
+
+    args = (f32(t, t0), t is not None, np.ascontiguousarray(packed), f32(scale_t, None),
+            z0 if zero_t is None else np.ascontiguousarray(zero_t, dtype=np.uint8), zero_t is not None,
+            int(group_size), np.float32(tensor_scale), f32(down, d0), f32(up_t, u0), f32(bias, b0), bias is not None)
+    serial_rows = SERIAL_BELOW // max(packed.size, 1)
+
+    def run(x, xr):
+        if x.shape[0] < serial_rows or _torch_threads() <= 1:
+            return _w4a8_serial(x, xr, *args)
+        with numba_threads():
+            return _w4a8_parallel(x, xr, *args)
+
+    return run
+
+
 def w4a8_matmul(x, xr, t, packed, scale_t, zero_t, group_size, tensor_scale, down, up_t, bias):
     """``ts ((xr t) Q^T + (x down^T) up_t) + bias`` (float32 numpy, see the module doc); zero_t None: symmetric
     codes stored with the offset 8; t None: no diagonal transform; xr the residual input (x, or x with a block
@@ -445,6 +512,7 @@ def w4a8_decode_t(packed, scale_t, zero_t, group_size, K, out=None, row_scale=No
         out = np.empty((K, scale_t.shape[1]), dtype=np.float32)
     if row_scale is None:
         row_scale = np.ones(K, dtype=np.float32)
-    _decode_t(packed, scale_t, _EMPTY_U8 if zero_t is None else zero_t, zero_t is not None, int(group_size),
-              int(K), row_scale, out)
+    with numba_threads():
+        _decode_t(packed, scale_t, _EMPTY_U8 if zero_t is None else zero_t, zero_t is not None, int(group_size),
+                  int(K), np.ascontiguousarray(row_scale, dtype=np.float32), out)
     return out

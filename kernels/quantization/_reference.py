@@ -219,13 +219,66 @@ def w4a8_matmul(x, xr, t, packed, scale_t, zero_t, group_size, tensor_scale, dow
     return y.astype(np.float32)
 
 
-def w4a8_decode_t(packed, scale_t, zero_t, group_size, K, out=None):
-    """Reference of the transposed decode: float32 ``Q^T`` (K, N), ``Q = (u - z) s`` (no tensor scale)."""
+def w4a8_decode_t(packed, scale_t, zero_t, group_size, K, out=None, row_scale=None):
+    """Reference of the transposed decode: float32 ``Q^T`` (K, N), ``Q = (u - z) s`` (no tensor scale); row k
+    times ``row_scale[k]`` when given."""
     u = unpack_w4a8(packed, scale_t.shape[1], K).astype(np.float32)  # (N, K)
     gidx = np.arange(K) // group_size
     z = np.float32(8.0) if zero_t is None else np.asarray(zero_t, dtype=np.float32)[gidx].T
     w = ((u - z) * np.asarray(scale_t, dtype=np.float32)[gidx].T).T
+    if row_scale is not None:
+        w = w * np.asarray(row_scale, dtype=np.float32)[:, None]
     if out is None:
         return np.ascontiguousarray(w)
     out[...] = w
     return out
+
+
+def pack_int8_weight(codes, scales, zeros, group_size):
+    """Int8 weight (N, K) and float32 per-output-channel scale (N,) from 4-bit codes and their group scales.
+
+    ``W[n, k] = (c[n, k] - z[n, g]) s[n, g]`` (no tensor scale) is re-quantized with one scale per output
+    channel, ``amax_n / 127`` (1 for an all-zero row), rounded half to even: the group scales fold into one
+    channel scale, so that one int8 GEMM with int32 accumulation covers the whole row.
+    """
+    codes = np.asarray(codes, dtype=np.float64)
+    N, K = codes.shape
+    gidx = np.arange(K) // group_size
+    s = np.asarray(scales, dtype=np.float64)[:, gidx]
+    w = (codes - (0.0 if zeros is None else np.asarray(zeros, dtype=np.float64)[:, gidx])) * s
+    amax = np.abs(w).max(axis=1) if K else np.zeros(N)
+    ch = np.where(amax > 0, amax / 127.0, 1.0)
+    wq = np.clip(np.rint(w / ch[:, None]), -127, 127).astype(np.int8)
+    return wq, ch.astype(np.float32)
+
+
+def quantize_rows_int8(xr):
+    """Per-row symmetric int8 activations: ``xq = round(xr / s)``, ``s = amax / 127`` (1 for a zero row), torch.
+
+    Shared by both twins of :func:`int8_matmul`, which then differ only in how the integer products are summed.
+    """
+    import torch
+
+    s = xr.abs().amax(dim=1, keepdim=True).div_(127.0)
+    s = torch.where(s > 0, s, torch.ones_like(s))
+    xq = torch.round(xr / s).clamp_(-127, 127).to(torch.int8)
+    return xq, s
+
+
+def int8_epilogue(acc, s_row, ch_scale, x, tensor_scale, down, up_t, bias):
+    """``ts (acc s_row ch + (x down^T) up_t) + bias`` in float32 (both twins of :func:`int8_matmul`)."""
+    import torch
+
+    y = acc.to(torch.float32).mul_(s_row).mul_(ch_scale * tensor_scale)
+    if down is not None:
+        y.addmm_(x @ down.T, up_t, alpha=tensor_scale)
+    return y if bias is None else y.add_(bias)
+
+
+def int8_matmul(x, xr, wq, ch_scale, tensor_scale, down, up_t, bias):
+    """Twin of the int8 GEMM backend: the same int8 activations, integer products summed exactly in int64."""
+    import torch
+
+    xq, s_row = quantize_rows_int8(xr)
+    acc = xq.to(torch.int64) @ wq.to(torch.int64).T
+    return int8_epilogue(acc, s_row, ch_scale, x, tensor_scale, down, up_t, bias)

@@ -115,3 +115,27 @@ def int4pack_matmul(x, packed, scale_zeros, zero_offsets, group_size, n_out):
         xs = xb.to(torch.float32).reshape(M, -1, group_size).sum(dim=2)[:, : zero_offsets.shape[1]]
         y = y.addmm_(xs, zero_offsets.T)
     return y
+
+
+def int8_matmul(x, xr, wq, ch_scale, tensor_scale, down, up_t, bias):
+    """The int8 path on torch's int8 GEMM (``torch._int_mm``: int8 x int8 -> int32, oneDNN on CPU).
+
+    Activations per row to int8 (shared with the reference twin), the weight ``wq`` (N, K) used transposed
+    (a (K, N) view: the layout oneDNN's kernel reads fastest), the scales, low-rank branch and bias after.
+    """
+    from ._reference import int8_epilogue, quantize_rows_int8
+
+    xq, s_row = quantize_rows_int8(xr)
+    acc = torch._int_mm(xq, wq.T)
+    return int8_epilogue(acc, s_row, ch_scale, x, tensor_scale, down, up_t, bias)
+
+
+def int_mm_available():
+    """Whether this torch build has the int8 GEMM (``torch._int_mm``) on CPU."""
+    if not hasattr(torch, "_int_mm"):
+        return False
+    try:
+        torch._int_mm(torch.ones((1, 8), dtype=torch.int8), torch.ones((8, 8), dtype=torch.int8))
+    except (RuntimeError, NotImplementedError):
+        return False
+    return True

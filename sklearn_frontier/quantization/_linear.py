@@ -11,39 +11,14 @@ from sklearn.base import clone
 
 from sklearn_frontier._config import ENV_BACKEND, _check_backend, _get_threadlocal_config, config_context
 
+from . import _cpu_dispatch
 from ._codecs import FORMATS
 from ._formats import FormatSpec, QuantizedWeight, bits_breakdown, dequantize_weight, fake_quantize_torch
 from ._twinquant import TwinQuant
 
 __all__ = ["TwinQuantLinear"]
 
-#: Row-count dispatch on CPU, measured by ``python -m benchmarks._int4_dispatch`` (one thread; tables in
-#: ``benchmarks/results/int4_dispatch.md``): the largest M each packed kernel runs, for weights below / from
-#: LARGE_WEIGHT entries; a call runs the first kernel (w4a8 when act_quant="int8", then torch's int4 op) whose
-#: limit it fits, else decodes the residual once and runs one fp32 GEMM ("dequantize"). The rule depends on the
-#: SIMD level torch dispatches to: with AVX-512, torch's int4 op (bf16 activations) is vectorised and leads from
-#: M = 2-4 on, ahead of the decode + GEMM path at every M measured (up to 1024), the W4A8 kernel only at
-#: M = 1-2; with AVX2 only, the op is far slower and the W4A8 kernel leads up to M = 64.
-CPU_RULES = {"avx512": {"w4a8": (2, 1), "torch_int4": (1 << 30, 1 << 30), "numba_lut4": (0, 1)},
-             "avx2": {"w4a8": (64, 64), "torch_int4": (64, 192), "numba_lut4": (0, 1)}}
-
-
-def _cpu_kind():
-    try:
-        capability = torch.backends.cpu.get_cpu_capability()
-    except (AttributeError, RuntimeError):  # older torch builds: the conservative rule
-        return "avx2"
-    return "avx512" if capability.upper().startswith("AVX512") else "avx2"
-
-
-CPU_MAX_ROWS = CPU_RULES[_cpu_kind()]
-LARGE_WEIGHT = 1 << 22
 ACT_QUANT = (None, "int8")
-
-
-def cpu_max_rows(path, m, n):
-    """Largest row count for which ``path`` ("torch_int4" or "numba_lut4") runs an (m, n) weight on CPU."""
-    return CPU_MAX_ROWS[path][int(m * n >= LARGE_WEIGHT)]
 
 
 def _np(t):
@@ -62,25 +37,27 @@ class _Prepared:
     down_t: torch.Tensor | None = None  # (n, r) float32
     up_t: torch.Tensor | None = None  # (r, m) float32, tensor scale folded in
     int4_torch: tuple | None = None  # torch's int4 op layout
-    int4_fn: object = None
     lut: tuple | None = None  # (lut, scales, zeros) of the numba LUT kernel
-    w4a8: tuple | None = None  # arguments of the W4A8 kernel after (x, xr): weight-stationary codes and the rest
+    w4a8: object = None  # the prepared W4A8 kernel, run(x, xr)
     w4a8_decode: tuple | None = None  # (packed, scale_t, zero_t) for the transposed decode of large batches
+    int8: list | None = None  # [None] until the int8 path first runs, then [(wq, ch_scale)]
+    bias: torch.Tensor | None = None  # float32 (the module's bias may have been cast)
     lock: object = None
     plan: "_Plan" = None  # the plan of the last backend used
 
 
-_ALL_ROWS = float("inf")
-
-
-@dataclass(frozen=True)
+@dataclass
 class _Plan:
-    """How ``forward`` runs under one backend: ``tiers`` is a tuple of ``(max_rows, run, path)`` by increasing
-    ``max_rows`` (the last one unbounded); a call of M rows runs the first tier with ``M <= max_rows``. ``run``
-    takes a float32 contiguous (M, in_features) tensor and returns the output, bias included."""
+    """How ``forward`` runs under one backend: one runner for every row count (``fixed``), or on CPU the
+    candidate ``runners`` (path -> run) among which the measured dispatch picks per bucket of row counts
+    (``choice``: (threads, bucket) -> (path, run), filled on first use). A runner takes a float32 contiguous
+    (M, in_features) tensor and returns the output, bias included."""
 
     backend: str
-    tiers: tuple
+    fixed: tuple | None = None  # (path, run)
+    runners: dict | None = None
+    layer_key: str = ""
+    choice: dict | None = None
 
 
 class TwinQuantLinear(torch.nn.Module):
@@ -92,35 +69,42 @@ class TwinQuantLinear(torch.nn.Module):
     factors, transform, bias). ``forward`` computes ``ts (x T) Q^T + (x down^T)(ts up)^T + bias`` (``Q`` the
     decoded residual, ``T`` folded into the activations) and records the path in ``last_path_``:
 
-    On CPU a call of M rows runs the first kernel of this list that the format allows and whose row limit M fits
-    (the limits are measured per kind of CPU by ``python -m benchmarks._int4_dispatch``, tables in
-    ``benchmarks/results/int4_dispatch.md``):
+    On CPU the kernel is chosen by measurement on the machine that runs it, not by a table of CPUs: the first
+    time a layer of a given shape and format meets a bucket of row counts (1, 2-8, 9-64, more than 64), each
+    candidate path below is timed on a seeded input and the fastest one inside the accuracy contract runs that
+    bucket from then on. Decisions are cached per CPU model, thread count, shape and bucket, in memory and in
+    ``$XDG_CACHE_HOME/sklearn_frontier/quantization_dispatch.json`` (``~/.cache`` by default), so a machine
+    measures each shape once; ``SKLEARN_FRONTIER_QUANT_DISPATCH=off`` uses a fixed choice instead (W4A8, else
+    torch's int4 op, at one row; the int8 path, else ``dequantize``, beyond), ``=reset`` measures again.
+    ``dispatch_table_`` shows what was measured and chosen. The candidates:
 
     - ``w4a8`` (INT4, groups a multiple of 32, ``act_quant="int8"``): int8 activations per 32-block, exact
       int32 block sums, the low-rank branch and the bias in the same numba call;
+    - ``int8`` (INT formats, ``act_quant="int8"``, where torch has its int8 GEMM): activations rounded to
+      int8 per row, the weight re-quantized to int8 per output channel from the 4-bit codes (built on the
+      first call and kept: one byte per weight beside the 4-bit codes), int32 sums by ``torch._int_mm``, the
+      scales, low-rank branch and bias after;
     - ``torch_int4`` (INT4, groups of 32/64/128/256): torch's int4 op, bf16 activations;
-    - ``numba_lut4`` (other groups, MXFP4, NVFP4): a 16-entry value-table kernel in float32;
-    - ``dequantize`` (every format, beyond the limits): the residual decoded once per call into a reused
-      buffer with the tensor scale, a diagonal transform and the low-rank factor folded in, then one fp32 GEMM.
+    - ``numba_lut4`` (other groups, MXFP4, NVFP4; up to 8 rows): a 16-entry value-table kernel in float32;
+    - ``dequantize`` (every format): the residual decoded once per call into a reused buffer with the tensor
+      scale, a diagonal transform and the low-rank factor folded in, then one fp32 GEMM.
+
+    The accuracy contract: a path is eligible when its relative squared output error on the probe input,
+    against the exact product with the dequantized weight, is at most four times the error that rounding the
+    same activations to int8 per row causes alone. ``dequantize`` and the reference are exact up to float32
+    summation; ``torch_int4`` rounds the activations (and its output) to bfloat16; ``w4a8`` rounds each
+    32-block of the residual's input to int8 (error at most half a step per entry: the bound the tests
+    check); ``int8`` rounds each row of it and the weight per channel. The layer and whole-model costs (per-layer
+    output error, MiniLM embedding cosine) are measured by ``python -m benchmarks twinquant_kernel``. Set
+    ``act_quant=None`` for float activations everywhere (then only weight-only paths and torch's int4 op run).
 
     On CUDA: Triton for INT formats, ``reference`` otherwise; INT8 weights or fake-quantized activations
     (``act_bits``): ``reference``. ``backend="reference"`` forces the reference, ``"numba"`` the LUT kernel,
     ``"triton"`` the Triton kernel.
 
-    What each path costs in accuracy, beyond the stored weight itself: ``dequantize`` and the reference are
-    exact up to float32 summation; ``torch_int4`` rounds the activations (and its output) to bfloat16;
-    ``w4a8`` rounds each 32-block of the residual's input to int8 with one float32 scale (error at most half
-    a step per entry: the bound the tests check). The layer and whole-model costs of both (per-layer output
-    error, MiniLM embedding cosine with every layer on one path) are measured by ``python -m benchmarks
-    twinquant_kernel`` (``benchmarks/results/twinquant_kernel.md``), which also chose the default
-    ``act_quant="int8"``: it is faster where it runs (few rows) at a cosine within that table's tolerance
-    of the weight-only product. Set ``act_quant=None`` for float activations everywhere.
-
     The kernels are prepared once, at conversion, ``load_state_dict``, ``.to()`` and :meth:`refresh` (call it
-    after editing buffers in place): packed layouts, the per-backend plan of which kernel runs which rows, and
-    the closures that run them, so that a call reads one attribute and the configured backend. numba runs on
-    ``torch.get_num_threads()`` threads (``OMP_NUM_THREADS`` / ``torch.set_num_threads``), so one thread means
-    one thread on both sides.
+    after editing buffers in place). numba kernels run on ``torch.get_num_threads()`` threads for the call
+    and give the calling thread its own numba thread count back.
 
     Read more in the :ref:`User Guide <user_guide_quantization>`.
 
@@ -143,15 +127,18 @@ class TwinQuantLinear(torch.nn.Module):
     act_bits, act_format : optional
         Per-token fake quantization of the residual branch's input (torch path).
     act_quant : {"int8", None}, default="int8"
-        Activation precision of the CPU kernels: "int8" lets the W4A8 kernel run where the format allows
-        (INT4, group size a multiple of 32) and the measured rule picks it, None keeps float activations
-        (weight-only kernels).
+        Activation precision of the CPU kernels: "int8" lets the W4A8 and int8 paths run where the format
+        allows and the measured dispatch picks them, None keeps float activations (weight-only kernels).
 
     Attributes
     ----------
     last_path_ : str or None
-        The kernel the last ``forward`` ran ("w4a8", "torch_int4", "numba_lut4", "triton", "dequantize" or
-        "reference"); None before the first call.
+        The kernel the last ``forward`` ran ("w4a8", "int8", "torch_int4", "numba_lut4", "triton",
+        "dequantize" or "reference"); None before the first call.
+    dispatch_table_ : list of DispatchRecord
+        What the measured CPU dispatch decided for this layer at the current thread count, one record per
+        bucket of row counts met so far (path, source, each candidate's time and output error, tolerance,
+        preparation cost).
 
     See Also
     --------
@@ -378,11 +365,12 @@ class TwinQuantLinear(torch.nn.Module):
         return self
 
     def _prepare(self):
-        """Pack the stored weight once for the kernels that can run it (W4A8, torch int4, numba LUT, Triton).
+        """Pack the stored weight once for the kernels that can run it (W4A8, torch int4, numba LUT, Triton);
+        the int8 path's weight is built on its first call (only where the dispatch picks it).
 
         Nothing here is part of ``state_dict`` (it holds only codes, scales, zeros, factors, transform, bias).
         """
-        from sklearn_frontier.kernels.quantization import pack_int4_torch, pack_w4a8, torch_int4_fits, unpack_int4
+        import sklearn_frontier.kernels.quantization as qk
 
         fmt, n = self.fmt, self.in_features
         ts = float(self.tensor_scale)
@@ -390,96 +378,140 @@ class TwinQuantLinear(torch.nn.Module):
         zp = self._zero_points()
         fast = _Prepared(tensor_scale=ts, scales_f32=self.scales.float(),
                          zero_points=None if zp is None else torch.from_numpy(zp).to(self.qweight.device),
-                         t=None if T is None else T.float().contiguous(), lock=threading.Lock())
+                         t=None if T is None else T.float().contiguous(), lock=threading.Lock(),
+                         bias=None if self.bias is None else self.bias.float())
         if self.rank:
             fast.down_t = self.lowrank_down.float().T.contiguous()  # (n, r)
             fast.up_t = (self.lowrank_up.float() * ts).T.contiguous()  # (r, m): tensor scale folded in
         cpu = self.qweight.device.type == "cpu"
         if fmt.n_bits == 4 and self.act_bits is None and cpu:
             signed = fmt.weight_format == "int" and fmt.symmetric
-            codes = unpack_int4(_np(self.qweight), n, signed)
+            codes = qk.unpack_int4(_np(self.qweight), n, signed)
             if fmt.weight_format == "int" and fmt.group_size % 32 == 0:
-                packed, scale_t, zero_t = pack_w4a8(codes, _np(fast.scales_f32), zp, fmt.group_size)
+                packed, scale_t, zero_t = qk.pack_w4a8(codes, _np(fast.scales_f32), zp, fmt.group_size)
                 fast.w4a8_decode = (packed, scale_t, zero_t)
                 if self.act_quant == "int8":
-                    from sklearn_frontier.kernels.quantization._numba import placeholders
-
-                    t0, z0, d0, u0, b0 = placeholders(n, self.out_features)
                     t = fast.t if (fast.t is not None and fast.t.ndim == 1) else None
-                    fast.w4a8 = (  # the kernel's arguments after (x, xr), in its order
-                        t0 if t is None else t.numpy(), t is not None, packed, scale_t,
-                        z0 if zero_t is None else zero_t, zero_t is not None, int(fmt.group_size), np.float32(ts),
-                        d0 if not self.rank else np.ascontiguousarray(self.lowrank_down.float().numpy()),
-                        u0 if not self.rank else np.ascontiguousarray(self.lowrank_up.float().T.numpy()),
-                        b0 if self.bias is None else np.ascontiguousarray(self.bias.float().numpy()),
-                        self.bias is not None)
-            if torch_int4_fits(fmt.weight_format, fmt.n_bits, fmt.group_size):
-                from sklearn_frontier.kernels._dispatch import _load
-                from sklearn_frontier.kernels.quantization import int4pack_matmul
-
-                fast.int4_fn = _load(int4pack_matmul.kernel_spec.extra_backends["torch"])  # the registered backend
-                fast.int4_torch = pack_int4_torch(codes, _np(fast.scales_f32), zp, fmt.group_size)
+                    fast.w4a8 = qk.w4a8_prepare(
+                        packed, scale_t, zero_t, group_size=fmt.group_size, tensor_scale=ts,
+                        t=None if t is None else t.numpy(),
+                        down=self.lowrank_down.float().numpy() if self.rank else None,
+                        up_t=self.lowrank_up.float().T.numpy() if self.rank else None,
+                        bias=None if self.bias is None else self.bias.float().numpy())
+            if fmt.weight_format == "int" and self.act_quant == "int8" and qk.int8_matmul_available():
+                fast.int8 = [None]
+            if qk.torch_int4_fits(fmt.weight_format, fmt.n_bits, fmt.group_size):
+                fast.int4_torch = qk.pack_int4_torch(codes, _np(fast.scales_f32), zp, fmt.group_size)
             lut, sc = FORMATS[fmt.weight_format].lut(signed, self.scales, fast.scales_f32, float(self.format_scale))
             fast.lut = (torch.from_numpy(lut), sc.contiguous(), None if zp is None else fast.zero_points.float())
         fast.plan = self._plan(fast, self.backend or _current_backend())
-        if cpu:
-            _sync_numba_threads()  # numba on torch's thread count from the start (parallel calls check it again)
         self._fast = fast
         return fast
 
+    def _layer_key(self):
+        fmt = self.fmt
+        return (f"{self.out_features}x{self.in_features} r{self.rank} {fmt.weight_format}{fmt.n_bits} "
+                f"g{fmt.group_size} {'sym' if fmt.symmetric else 'asym'} t={self.transform} "
+                f"act_quant={self.act_quant} bias={self.bias is not None}")
+
     def _plan(self, fast, backend):
-        """How ``forward`` runs under ``backend``: the kernel for each range of row counts (the rule measured
-        by ``benchmarks/_int4_dispatch.py``, see the class doc), as closures over the prepared tensors, so
-        that a call reads nothing else."""
-        fmt, shape = self.fmt, self._shape
+        """How ``forward`` runs under ``backend``: one runner, or on CPU the candidates among which the measured
+        dispatch picks per bucket of row counts (see the class doc)."""
+        fmt = self.fmt
         device = self.qweight.device
         if self.act_bits is not None or fmt.n_bits != 4 or backend == "reference":
-            return _Plan(backend, ((_ALL_ROWS, self._run_reference, "reference"),))
+            return _Plan(backend, fixed=("reference", self._run_reference))
         if device.type == "cuda" or backend == "triton":
             from sklearn_frontier.kernels._dispatch import cuda_available, triton_available, triton_interpret
 
             if (fmt.weight_format == "int" and self.transform != "block" and triton_available()
                     and (cuda_available() or triton_interpret())):
-                return _Plan(backend, ((_ALL_ROWS, self._triton_runner(fast), "triton"),))
-            return _Plan(backend, ((_ALL_ROWS, self._run_reference, "reference"),))
+                return _Plan(backend, fixed=("triton", self._triton_runner(fast)))
+            return _Plan(backend, fixed=("reference", self._run_reference))
         if backend == "numba":
-            return _Plan(backend, ((_ALL_ROWS, self._lut_runner(fast), "numba_lut4"),))
-        tiers = []
+            return _Plan(backend, fixed=("numba_lut4", self._lut_runner(fast)))
+        runners = {}
         if fast.w4a8 is not None:
-            tiers.append((cpu_max_rows("w4a8", *shape), self._w4a8_runner(fast), "w4a8"))
+            runners["w4a8"] = self._w4a8_runner(fast)
+        if fast.int8 is not None:
+            runners["int8"] = self._int8_runner(fast)
         if fast.int4_torch is not None:
-            tiers.append((cpu_max_rows("torch_int4", *shape), self._int4_runner(fast), "torch_int4"))
-        if not tiers:
-            tiers.append((cpu_max_rows("numba_lut4", *shape), self._lut_runner(fast), "numba_lut4"))
-        tiers.append((_ALL_ROWS, self._decode_runner(fast), "dequantize"))
-        return _Plan(backend, tuple(tiers))
+            runners["torch_int4"] = self._int4_runner(fast)
+        else:
+            runners["numba_lut4"] = self._lut_runner(fast)
+        runners["dequantize"] = self._decode_runner(fast)
+        return _Plan(backend, runners=runners, layer_key=self._layer_key(), choice={})
+
+    def _choose(self, plan, bucket, threads):
+        """The (path, runner) of a bucket: measured once per shape and machine (cached), see ``_cpu_dispatch``."""
+        candidates = dict(plan.runners)
+        if bucket >= 2:  # the value-table kernel is a few-rows kernel: timing it on many rows only costs
+            candidates.pop("numba_lut4", None)
+        rec = _cpu_dispatch.decide(plan.layer_key, candidates, plan.runners["dequantize"], self.in_features,
+                                   bucket, threads)
+        return rec.path, plan.runners[rec.path], rec
+
+    @property
+    def dispatch_table_(self):
+        """What the measured CPU dispatch decided for this layer so far (at the current thread count).
+
+        Returns
+        -------
+        records : list of DispatchRecord
+            One record per bucket of row counts met so far: the path, each candidate's median time and output
+            error on the probe input, the contract's tolerance and what measuring cost.
+        """
+        fast = self._fast
+        plan = None if fast is None else fast.plan
+        if plan is None or plan.choice is None:
+            return []
+        threads = torch.get_num_threads()
+        return [plan.choice[k][2] for k in sorted(plan.choice) if k[0] == threads]
 
     # Runners: float32 C-contiguous (M, in_features) in, float32 (M, out_features) out, bias included.
     def _w4a8_runner(self, fast):
-        from sklearn_frontier.kernels.quantization._numba import SERIAL_BELOW, _w4a8_parallel, _w4a8_serial
-
-        args = fast.w4a8
-        serial_rows = SERIAL_BELOW // max(args[2].size, 1)  # fewer rows than this: one thread does it faster
-        block = fast.t is not None and fast.t.ndim != 1
-        transformed = self._transformed
+        run_kernel, block, transformed = fast.w4a8, fast.t is not None and fast.t.ndim != 1, self._transformed
 
         def run(x2):
             xn = x2.numpy()
             xr = transformed(x2, fast).contiguous().numpy() if block else xn
-            if x2.shape[0] < serial_rows or torch.get_num_threads() <= 1:
-                return torch.from_numpy(_w4a8_serial(xn, xr, *args))
-            _sync_numba_threads()
-            return torch.from_numpy(_w4a8_parallel(xn, xr, *args))
+            return torch.from_numpy(run_kernel(xn, xr))
 
         return run
 
+    def _int8_runner(self, fast):
+        """Per-row int8 activations x int8 weight (re-quantized per output channel from the 4-bit codes, built
+        on the first call and kept), int32 sums by torch's int8 GEMM; low-rank branch and bias after."""
+        from sklearn_frontier.kernels.quantization import int8_matmul
+
+        ts, bias, transformed = fast.tensor_scale, fast.bias, self._transformed
+        down = self.lowrank_down.float() if self.rank else None
+        up_t = self.lowrank_up.float().T.contiguous() if self.rank else None
+
+        def run(x2):
+            if fast.int8[0] is None:
+                fast.int8[0] = self._build_int8()
+            wq, ch = fast.int8[0]
+            return int8_matmul(x2, wq, ch, tensor_scale=ts, down=down, up_t=up_t, bias=bias,
+                               xr=transformed(x2, fast))
+
+        return run
+
+    def _build_int8(self):
+        from sklearn_frontier.kernels.quantization import pack_int8_weight, unpack_int4
+
+        fmt = self.fmt
+        codes = unpack_int4(_np(self.qweight), self.in_features, fmt.symmetric)
+        return pack_int8_weight(codes, _np(self.scales.float()), self._zero_points(), fmt.group_size)
+
     def _int4_runner(self, fast):
-        fn, packed, g, m, ts, bias = fast.int4_fn, fast.int4_torch, self.fmt.group_size, self.out_features, \
-            fast.tensor_scale, self.bias
+        from sklearn_frontier.kernels.quantization import int4pack_matmul
+
+        packed, g, m, ts, bias = fast.int4_torch, self.fmt.group_size, self.out_features, fast.tensor_scale, fast.bias
         down_t, up_t, transformed = fast.down_t, fast.up_t, self._transformed
 
         def run(x2):
-            y = fn(transformed(x2, fast), *packed, g, m)
+            y = int4pack_matmul(transformed(x2, fast), *packed, group_size=g, n_out=m)
             if down_t is not None:  # ts * y + (x down^T)(ts up)^T in one BLAS call
                 y = torch.addmm(y, x2 @ down_t, up_t, beta=ts)
                 return y if bias is None else y.add_(bias)
@@ -488,9 +520,9 @@ class TwinQuantLinear(torch.nn.Module):
         return run
 
     def _lut_runner(self, fast):
-        from sklearn_frontier.kernels.quantization._numba import lut4_matmul
+        from sklearn_frontier.kernels.quantization import lut4_matmul
 
-        qweight, lut, g, ts, bias = self.qweight, fast.lut, self.fmt.group_size, fast.tensor_scale, self.bias
+        qweight, lut, g, ts, bias = self.qweight, fast.lut, self.fmt.group_size, fast.tensor_scale, fast.bias
         down_t, up_t, transformed = fast.down_t, fast.up_t, self._transformed
 
         def run(x2):
@@ -509,14 +541,14 @@ class TwinQuantLinear(torch.nn.Module):
         diagonal transform are folded into the decode, so the GEMM takes ``x`` as it is (``x T`` for a block
         transform); the bias enters the GEMM (``addmm``) and the low-rank branch is one thin ``addmm_`` after it.
         """
-        n, m, ts, bias, transformed = self.in_features, self.out_features, fast.tensor_scale, self.bias, \
+        n, m, ts, bias, transformed = self.in_features, self.out_features, fast.tensor_scale, fast.bias, \
             self._transformed
         down_t, up_t, block = fast.down_t, fast.up_t, fast.t is not None and fast.t.ndim != 1
         if fast.w4a8_decode is None:  # formats without the weight-stationary codes: the value-table decode
             qweight, lut, g = self.qweight, fast.lut, self.fmt.group_size
 
             def run_lut(x2):
-                from sklearn_frontier.kernels.quantization._numba import lut4_dequantize
+                from sklearn_frontier.kernels.quantization import lut4_dequantize
 
                 QT = lut4_dequantize(qweight, *lut, group_size=g, n=n).T
                 y = transformed(x2, fast) @ QT
@@ -524,7 +556,7 @@ class TwinQuantLinear(torch.nn.Module):
                 return y if bias is None else y.add_(bias)
 
             return run_lut
-        from sklearn_frontier.kernels.quantization._numba import w4a8_decode_t
+        from sklearn_frontier.kernels.quantization import w4a8_decode_t
 
         packed, scale_t, zero_t = fast.w4a8_decode
         g = self.fmt.group_size
@@ -542,8 +574,7 @@ class TwinQuantLinear(torch.nn.Module):
                     buf = np.empty((n, m), dtype=np.float32)
                     if mine:
                         state["buffer"] = buf
-                _sync_numba_threads()
-                w4a8_decode_t(packed, scale_t, zero_t, g, n, buf, row_scale)
+                w4a8_decode_t(packed, scale_t, zero_t, group_size=g, n_features=n, out=buf, row_scale=row_scale)
                 QT = torch.from_numpy(buf)
                 y = torch.mm(xr, QT) if bias is None else torch.addmm(bias, xr, QT)
             finally:
@@ -580,8 +611,8 @@ class TwinQuantLinear(torch.nn.Module):
     def forward(self, x):
         """Apply the quantized linear map ``x @ W_hat.T + bias``.
 
-        The path that ran is recorded in ``last_path_`` ("w4a8", "torch_int4", "numba_lut4", "triton",
-        "dequantize" or "reference").
+        The path that ran is recorded in ``last_path_`` ("w4a8", "int8", "torch_int4", "numba_lut4",
+        "triton", "dequantize" or "reference").
 
         Parameters
         ----------
@@ -610,10 +641,19 @@ class TwinQuantLinear(torch.nn.Module):
             x2 = x2.float()
         if not x2.is_contiguous():
             x2 = x2.contiguous()
-        M = x2.shape[0]
-        for max_rows, run, path in plan.tiers:
-            if M <= max_rows:
-                break
+        if plan.fixed is not None:
+            path, run = plan.fixed
+        else:
+            key = (torch.get_num_threads(), _cpu_dispatch.bucket_of(x2.shape[0]))
+            choice = plan.choice.get(key)
+            if choice is None:
+                choice = plan.choice[key] = self._choose(plan, key[1], key[0])
+            path, run = choice[:2]
+            forced = _cpu_dispatch.forced()
+            if forced is not None:
+                if forced not in plan.runners:
+                    raise ValueError(f"path {forced!r} cannot run this layer (it has {sorted(plan.runners)}).")
+                path, run = forced, plan.runners[forced]
         y = run(x2)
         self.__dict__["last_path_"] = path  # (plain attribute; skips nn.Module.__setattr__)
         if y.dtype != x.dtype:
@@ -655,24 +695,3 @@ def _current_backend():
     """The configured kernel backend (``config_context`` / ``set_config``, or ``SKLEARN_FRONTIER_BACKEND``)."""
     env = os.environ.get(ENV_BACKEND)
     return _check_backend(env) if env else _get_threadlocal_config()["backend"]
-
-
-def _sync_numba_threads():
-    """Run numba on as many threads as torch (``torch.get_num_threads()``, set by ``OMP_NUM_THREADS`` or
-    ``torch.set_num_threads``), so that one thread means one thread on both sides; returns that count."""
-    import numba
-
-    n = torch.get_num_threads()
-    if not _NUMBA_STARTED:
-        # Starting numba's OpenMP layer resizes the OpenMP pool torch shares with it: restore torch's count.
-        numba.get_num_threads()
-        _NUMBA_STARTED.append(True)
-        if torch.get_num_threads() != n:
-            torch.set_num_threads(n)
-    n = min(n, numba.config.NUMBA_NUM_THREADS)
-    if numba.get_num_threads() != n:
-        numba.set_num_threads(n)
-    return n
-
-
-_NUMBA_STARTED = []

@@ -124,6 +124,24 @@ def _w4a8_decode_inputs(rng):
     return (packed, scale_t, zero_t, g, x.shape[1]), {}
 
 
+def _int8_inputs(rng):
+    import torch
+    from sklearn_frontier.kernels.quantization._reference import pack_int8_weight
+
+    (x, _, _, _, _, _, g, ts, down, up_t, bias), _ = _w4a8_inputs(rng)
+    N, K = (up_t.shape[1] if up_t is not None else int(rng.integers(1, 150))), x.shape[1]
+    G = -(-K // g)
+    codes = rng.integers(-8, 8, size=(N, K)).astype(np.int8)
+    wq, ch = pack_int8_weight(codes, (rng.random((N, G)) + 0.1).astype(np.float32), None, g)
+    if bias is not None:
+        bias = rng.standard_normal(N).astype(np.float32)
+
+    def t(a):
+        return None if a is None else torch.from_numpy(a)
+
+    return (t(x), t(x), t(wq), t(ch), ts, t(down), t(up_t), t(bias)), {}
+
+
 CASES = {
     "pack_int4": TwinCase(make_inputs=_pack_inputs, rtol=0, atol=0),
     "unpack_int4": TwinCase(make_inputs=_unpack_inputs, rtol=0, atol=0),
@@ -135,4 +153,5 @@ CASES = {
     "int4pack_matmul": TwinCase(make_inputs=_int4pack_inputs),
     "w4a8_matmul": TwinCase(make_inputs=_w4a8_inputs, compare=_compare_w4a8),
     "w4a8_decode_t": TwinCase(make_inputs=_w4a8_decode_inputs, rtol=0, atol=0),
+    "int8_matmul": TwinCase(make_inputs=_int8_inputs, compare=_compare_dual),
 }
