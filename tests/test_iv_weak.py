@@ -322,3 +322,6 @@ def test_summary_shows_the_weak_iv_block_like_ivreg2():
     assert "(-inf, inf)" in str(_fit(X, y, Z, W).summary())
     robust = str(_fit(X, y, Z, W, cov_type="HC1").summary())
     assert "robust AR 95% set, x0" in robust and "robust CLR 95% set, x0" in robust
+    # a representation's single coefficients depend on its rotation: no per-component sets
+    guided = InstrumentGuidedIVRegressor(cov_type="nonrobust").fit(X, y, Z=Z, W=W)
+    assert guided.summary().weak_iv_sets == [] and "AR 95% set" not in str(guided.summary())

@@ -116,7 +116,7 @@ def build_summary(est, alpha, treatment_names):
               ("Df residuals:", f"{est.df_resid_:g}"),
               ("Instruments:", str(est.n_instruments_) if est.instruments_supplied_ else "none (OLS)"),
               ("Controls:", str(len(control_names)))]
-    diagnostics = []
+    diagnostics, weak_sets = [], []
     if est.instruments_supplied_:
         for name, f, fr in zip(treatment_names, est.first_stage_f_, est.first_stage_f_robust_):
             diagnostics.append((f"Partial first-stage F, {name[:16]} (robust)", f"{f:.4f} ({fr:.4f})"))
@@ -133,8 +133,11 @@ def build_summary(est, alpha, treatment_names):
         diagnostics.append(("Sargan (homoskedastic overid.)", _fmt_pair(est.sargan_)))
         diagnostics.append(("Hansen J (robust overid., 2-step GMM)", _fmt_pair(est.hansen_j_)))
         diagnostics.append((f"Endogeneity ({est.endogeneity_test_})", _fmt_pair(est.endogeneity_)))
-        weak_rows, weak_sets = _weak_iv_rows(est, alpha, treatment_names)
-        diagnostics.extend(weak_rows)
+        # Sets per coefficient where the coefficients are the treatments' own; a representation's single
+        # coefficients depend on its rotation (effect_confidence_set gives the sets of shifts instead).
+        if getattr(est, "representation_", None) is None:
+            weak_rows, weak_sets = _weak_iv_rows(est, alpha, treatment_names)
+            diagnostics.extend(weak_rows)
     # Without Z the treatments are their own instruments: the fit is OLS and says so.
     title = "IV-2SLS Estimation Summary" if est.instruments_supplied_ else "OLS Estimation Summary"
-    return IVSummary(title, header, params, diagnostics, weak_sets if est.instruments_supplied_ else ())
+    return IVSummary(title, header, params, diagnostics, weak_sets)
