@@ -88,6 +88,7 @@ level. ``tests/test_iv_linearmodels.py`` asserts these agreements (coefficients 
 from sklearn_frontier._registry import register_demo, register_estimator
 from sklearn_frontier.iv._guided import InstrumentGuidedIVRegressor
 from sklearn_frontier.iv._inference import Intervention
+from sklearn_frontier.iv._kclass import KClassIVRegressor
 from sklearn_frontier.iv._representation import InstrumentGuidedRepresentation
 from sklearn_frontier.iv._scoring import make_iv_scorer, projected_mse
 from sklearn_frontier.iv._two_stage import PCATwoStageLeastSquares, TwoStageLeastSquares, make_pca_2sls
@@ -96,6 +97,7 @@ __all__ = [
     "InstrumentGuidedRepresentation",
     "InstrumentGuidedIVRegressor",
     "TwoStageLeastSquares",
+    "KClassIVRegressor",
     "PCATwoStageLeastSquares",
     "Intervention",
     "make_pca_2sls",
@@ -110,6 +112,8 @@ register_estimator(InstrumentGuidedIVRegressor, method="iv", task="regression",
                    search_grid={"cov_type": ["HC0", "HC1"]})
 register_estimator(TwoStageLeastSquares, method="iv", task="regression",
                    search_grid={"fit_intercept": [True, False]}, baseline=True)
+register_estimator(KClassIVRegressor, method="iv", task="regression",
+                   search_grid={"kappa": ["liml", "2sls"]}, baseline=True)
 register_estimator(PCATwoStageLeastSquares, method="iv", task="regression",
                    search_grid={"cov_type": ["HC0", "HC1"]}, baseline=True)
 

@@ -12,17 +12,20 @@ from sklearn_frontier.iv._inference import (
     _store_inference,
     _warn_if_weak,
 )
+from sklearn_frontier.iv._kclass import fit_linear_iv
 from sklearn_frontier.iv._regressor_base import (
     COV_TYPES,
     FIT_REQUEST,
+    FIT_REQUEST_ABSORB,
     PREDICT_REQUEST,
     SCORE_REQUEST,
     THRESHOLD,
+    WEIGHT_TYPES,
     prepare_fit,
     second_stage_for,
 )
 from sklearn_frontier.iv._representation import _resolve_n_components
-from sklearn_frontier.iv._validation import _ControlDesign, _instrument_basis, _weights
+from sklearn_frontier.iv._validation import _ControlDesign, _instrument_basis
 from sklearn_frontier.utils._compat import Interval, StrOptions, _fit_context, validate_data
 
 
@@ -55,6 +58,11 @@ class TwoStageLeastSquares(_IVInferenceMixin, RegressorMixin, BaseEstimator):
     weak_iv_threshold : float or "stock-yogo", default=10.0
         Warn (``WeakInstrumentWarning``) when the Cragg–Donald statistic (Kleibergen–Paap under a robust
         ``cov_type``) is below this; ``"stock-yogo"`` uses the 10% maximal-size critical value.
+    weight_type : {"frequency", "analytic"}, default="frequency"
+        Meaning of ``sample_weight``. ``"frequency"`` (scikit-learn's): a weight counts observations, so every
+        statistic equals the fit on rows repeated that many times, and weights must sum to more than the number
+        of parameters. ``"analytic"`` (Stata's aweights, linearmodels' ``weights=``): relative precisions or
+        probabilities; only their ratios matter (``n_weighted_`` is the number of rows with positive weight).
 
     Attributes
     ----------
@@ -88,6 +96,16 @@ class TwoStageLeastSquares(_IVInferenceMixin, RegressorMixin, BaseEstimator):
         Minimum-eigenvalue statistic over the identified directions (perfectly predicted ones left out).
     kleibergen_paap_ : float
         Kleibergen–Paap rk Wald F under ``cov_type`` (equals ``first_stage_f_robust_`` for one treatment).
+
+    effective_f_ : float
+        Montiel Olea–Pflueger effective F of the excluded instruments under ``cov_type_`` (one treatment; nan
+        with several); equals ``first_stage_f_`` with one instrument under ``"nonrobust"``.
+    effective_f_critical_value_ : float
+        Its simplified critical value for a 10% worst-case 2SLS bias at the 5% level (nan with several
+        treatments).
+    kleibergen_paap_lm_ : tuple of (float, float)
+        Kleibergen–Paap rk LM underidentification statistic and p-value (χ²(n_instruments); Anderson's
+        canonical-correlation LM under ``"nonrobust"``; nan with several treatments).
     stock_yogo_ : dict or None
         2SLS maximal-size critical values (keys "10%", "15%", "20%", "25%") where tabulated.
     sargan_ : tuple of (float, float)
@@ -115,9 +133,14 @@ class TwoStageLeastSquares(_IVInferenceMixin, RegressorMixin, BaseEstimator):
     n_groups_ : int
         Number of clusters with ``cov_type="cluster"``, else 0.
     has_intercept_ : bool
-        Whether the model has an intercept (``fit_intercept``).
+        Whether the model has an intercept row in ``params_cov_`` (``fit_intercept``; False when fixed effects
+        are absorbed: they hold the intercept).
     n_weighted_ : float
-        Sum of the sample weights (the number of samples without weights).
+        Sum of the frequency weights (the number of samples without weights, or with analytic weights).
+    fixed_effect_levels_ : ndarray of int of shape (n_absorbed,)
+        Number of levels of each absorbed fixed effect (empty without ``absorb``).
+    fixed_effect_dof_ : float
+        Degrees of freedom the absorbed fixed effects use in ``df_resid_`` (pyfixest's count; 0 without).
     df_resid_ : float
         Residual degrees of freedom ``n_weighted_ − k``.
     debiased_ : bool
@@ -159,7 +182,7 @@ class TwoStageLeastSquares(_IVInferenceMixin, RegressorMixin, BaseEstimator):
     2.0
     """
 
-    __metadata_request__fit = FIT_REQUEST
+    __metadata_request__fit = FIT_REQUEST_ABSORB
     __metadata_request__score = SCORE_REQUEST
     __metadata_request__predict = PREDICT_REQUEST
 
@@ -168,16 +191,19 @@ class TwoStageLeastSquares(_IVInferenceMixin, RegressorMixin, BaseEstimator):
         "cov_type": [COV_TYPES],
         "debiased": ["boolean", None],
         "weak_iv_threshold": THRESHOLD,
+        "weight_type": [WEIGHT_TYPES],
     }
 
-    def __init__(self, *, fit_intercept=True, cov_type="HC1", debiased=None, weak_iv_threshold=10.0):
+    def __init__(self, *, fit_intercept=True, cov_type="HC1", debiased=None, weak_iv_threshold=10.0,
+                 weight_type="frequency"):
         self.fit_intercept = fit_intercept
         self.cov_type = cov_type
         self.debiased = debiased
         self.weak_iv_threshold = weak_iv_threshold
+        self.weight_type = weight_type
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, *, Z=None, W=None, groups=None, sample_weight=None):
+    def fit(self, X, y, *, Z=None, W=None, groups=None, sample_weight=None, absorb=None):
         """Fit 2SLS of y on X (instrumented by Z; None: OLS) and the exogenous controls W.
 
         Parameters
@@ -194,40 +220,18 @@ class TwoStageLeastSquares(_IVInferenceMixin, RegressorMixin, BaseEstimator):
         groups : array-like of shape (n_samples,), default=None
             Cluster labels, used only with ``cov_type="cluster"`` (routed like Z).
         sample_weight : array-like of shape (n_samples,), default=None
-            Frequency weights.
+            Weights, of the kind ``weight_type`` names (frequency weights by default).
+        absorb : array-like of shape (n_samples,) or (n_samples, n_fixed_effects), default=None
+            Categorical columns (an array or a DataFrame) whose fixed effects are absorbed: partialled out of y,
+            X, Z and W by weighted alternating projections, never built as dummy columns. They hold the
+            intercept. Degrees of freedom follow pyfixest's defaults. Routed like Z.
 
         Returns
         -------
         self : object
             The fitted regressor.
         """
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, y_numeric=True, order="C")
-        w = _weights(sample_weight, X)
-        side = prepare_fit(self, X, Z, W, groups, w, center=self.fit_intercept)
-        Z, W = side.Z, side.W
-        Zuse = X if Z is None else Z
-        controls = None if W is None else _ControlDesign(W, w, center=self.fit_intercept)
-        Uz, _, _ = _instrument_basis(Zuse, w, center=self.fit_intercept, name="X" if Z is None else "Z",
-                                     warn_rank=Z is not None, controls=controls, treatments=X)
-        p = X.shape[1]
-        if Z is not None and Uz.shape[1] < p:
-            raise ValueError(f"TwoStageLeastSquares is under-identified: instrument rank {Uz.shape[1]} < "
-                             f"n_features={p}. Use InstrumentGuidedIVRegressor for more treatments than "
-                             "instruments.")
-        stats = second_stage_for(self, X, y, w, Uz, W, side.groups, center=self.fit_intercept)
-        # First-stage singular values of the (whitened) cross-covariance, for the weak-IV message.
-        sw = np.sqrt(w)
-        sv = scipy.linalg.svdvals(Uz.T @ (sw[:, None] * (X - stats["feature_mean"]))) / np.sqrt(stats["n_weighted"])
-        _store_inference(self, stats, np.eye(p), sv[:p])
-        self.coef_ = stats["b"]
-        self.intercept_ = float(stats["intercept"])
-        self.cov_ = stats["cov"]
-        self.stderr_ = self.representation_stderr_
-        self.n_instruments_ = Zuse.shape[1]
-        self.instrument_rank_ = Uz.shape[1]
-        self.instruments_supplied_ = Z is not None
-        _warn_if_weak(stats, sv, self.weak_iv_threshold, Z is not None, self.cov_type_)
-        return self
+        return fit_linear_iv(self, X, y, Z=Z, W=W, groups=groups, sample_weight=sample_weight, absorb=absorb)
 
     def _treatment_names(self):
         names = getattr(self, "feature_names_in_", None)
@@ -288,6 +292,15 @@ class PCATwoStageLeastSquares(_IVInferenceMixin, RegressorMixin, BaseEstimator):
         Minimum-eigenvalue statistic over the identified directions (perfectly predicted ones left out).
     kleibergen_paap_ : float
         Kleibergen–Paap rk Wald F under ``cov_type`` (equals ``first_stage_f_robust_`` for one component).
+    effective_f_ : float
+        Montiel Olea–Pflueger effective F of the excluded instruments under ``cov_type_`` (one component; nan
+        with several); equals ``first_stage_f_`` with one instrument under ``"nonrobust"``.
+    effective_f_critical_value_ : float
+        Its simplified critical value for a 10% worst-case 2SLS bias at the 5% level (nan with several
+        components).
+    kleibergen_paap_lm_ : tuple of (float, float)
+        Kleibergen–Paap rk LM underidentification statistic and p-value (χ²(n_instruments); Anderson's
+        canonical-correlation LM under ``"nonrobust"``; nan with several components).
     stock_yogo_ : dict or None
         2SLS maximal-size critical values (keys "10%", "15%", "20%", "25%") where tabulated.
     sargan_ : tuple of (float, float)

@@ -278,3 +278,46 @@ def _fix_signs(A):
     signs = np.sign(A[idx, np.arange(A.shape[1])])
     signs[signs == 0] = 1.0
     return A * signs
+
+
+# Condition number (of the design with unit-length columns) above which near-collinear regressors are reported.
+# Belsley's diagnostics call 30 strong collinearity; this only flags designs whose coefficients the data barely
+# separate (a near-duplicate treatment), not ordinary correlated regressors.
+COLLINEARITY_CONDITION = 1e4
+
+
+def check_collinear(A, names, *, what, raw_norms=None):
+    """Raise for exactly collinear columns of ``A`` (n, p); warn, naming the columns, for nearly collinear ones.
+
+    ``A`` is already √w-scaled and partialled (controls, intercept, absorbed effects); ``raw_norms`` are the column
+    norms before partialling, so that a column the partialling removed is reported as collinear with it. ``what``
+    describes the design in the messages ("treatments X", "second-stage design").
+    """
+    p = A.shape[1]
+    norms = np.linalg.norm(A, axis=0)
+    ref = norms if raw_norms is None else np.maximum(raw_norms, norms)
+    gone = norms <= max(A.shape) * _EPS * 16 * np.maximum(ref, np.finfo(float).tiny)
+    if np.any(gone):
+        cols = [names[j] for j in np.flatnonzero(gone)]
+        raise ValueError(f"Columns {cols} of the {what} are collinear with the intercept, the controls W or the "
+                         "absorbed fixed effects: their effects are not identified. Drop them.")
+    if p < 2:
+        return
+    U = A / norms
+    _, S, Vt = scipy.linalg.svd(U, full_matrices=False, check_finite=False)
+    tol = max(A.shape) * _EPS * S[0] * 16
+    null = S <= tol
+    if np.any(null):
+        v = Vt[null][0]
+        cols = [names[j] for j in np.flatnonzero(np.abs(v) > 1e-3 * np.abs(v).max())]
+        raise ValueError(f"Columns {cols} of the {what} are exactly collinear (rank {int(np.sum(~null))} < {p} "
+                         "columns: one is a linear combination of the others), so their separate effects are not "
+                         "identified. Drop or combine them.")
+    cond = S[0] / S[-1]
+    if cond > COLLINEARITY_CONDITION:
+        v = Vt[-1]
+        cols = [names[j] for j in np.flatnonzero(np.abs(v) > 0.1 * np.abs(v).max())]
+        warnings.warn(f"Columns {cols} of the {what} are nearly collinear: condition number {cond:.3g} > "
+                      f"{COLLINEARITY_CONDITION:g} (columns scaled to unit length). Their separate coefficients and "
+                      "standard errors are unreliable; drop or combine them.", UserWarning,
+                      stacklevel=user_stacklevel())
