@@ -138,7 +138,9 @@ def _ar(prob, beta):
             stat = _ratio(prob, c) * df / k
         return stat, chi2.sf(stat * k, k)
     if prob.robust:
-        stat = np.array([_projected_robust_ar(prob, b) for b in beta])
+        stat, gamma = np.empty(len(beta)), None
+        for i, b in enumerate(beta):  # each minimiser warm-starts the next β (the grid is sorted)
+            stat[i], gamma = _projected_robust_ar(prob, b, gamma)
         return stat, chi2.sf(stat * k, k)
     dfn = k - m
     stat = np.empty(len(beta))
@@ -148,23 +150,35 @@ def _ar(prob, beta):
     return stat, chi2.sf(stat * dfn, dfn)
 
 
-def _projected_robust_ar(prob, beta):
-    """``min over γ`` of the robust AR at (β, γ): the projection test of β with the other coefficients free."""
+def _robust_ar_and_gradient(prob, c):
+    """Robust AR at one c (s,) and its gradient in c: with u = V⁻¹f, ∂AR/∂c = 2(USᵀu − factor·(uᵀT_ab u) c)/k."""
+    f = prob.US @ c
+    V = prob.factor * np.einsum("a,b,abjl->jl", c, c, prob.T)
+    u = np.linalg.solve(V, f)
+    quad = np.einsum("j,abjl,l->ab", u, prob.T, u)
+    return float(f @ u) / prob.k, 2.0 * (prob.US.T @ u - prob.factor * quad @ c) / prob.k
+
+
+def _projected_robust_ar(prob, beta, start=None):
+    """``min over γ`` of the robust AR at (β, γ): the projection test of β with the other coefficients free.
+
+    Returns the minimum and its minimiser (``start``, e.g. the minimiser at a neighbouring β, is tried as a
+    second starting point beside the homoskedastic one).
+    """
     A, B = _nuisance_pencil(prob, beta)
     vec = _pencil_min(A, B)[1][:, 0]
     # The homoskedastic minimiser (a LIML-type estimate of γ given β) starts the search.
     gamma0 = -vec[1:] / vec[0] if abs(vec[0]) > 1e-12 * np.abs(vec).max() else np.zeros(prob.m)
+    head = prob.coords(beta[None, :])[0, :1 + prob.q]
 
     def objective(gamma):
-        return float(_robust_ar(prob, prob.coords(beta[None, :], gamma[None, :]))[0])
+        value, grad = _robust_ar_and_gradient(prob, np.concatenate([head, -gamma]))
+        return value, -grad[1 + prob.q:]
 
-    best = scipy.optimize.minimize(objective, gamma0, method="BFGS")
-    if prob.m == 1:  # one nuisance coefficient: polish with a bounded scalar search around the optimum
-        width = 10.0 * (1.0 + abs(float(best.x[0])))
-        alt = scipy.optimize.minimize_scalar(lambda g: objective(np.array([g])),
-                                             bounds=(best.x[0] - width, best.x[0] + width), method="bounded")
-        return min(best.fun, alt.fun)
-    return float(best.fun)
+    starts = [gamma0] + ([start] if start is not None else [])
+    x0 = min(starts, key=lambda g: objective(g)[0])
+    best = scipy.optimize.minimize(objective, x0, jac=True, method="BFGS")
+    return float(best.fun), best.x
 
 
 # ----------------------------------------------------------------------------------------------------------
