@@ -18,6 +18,7 @@ import numpy as np
 
 from benchmarks._results import family_of
 from benchmarks._stamp import machine_stamp, run_stamp, stamp_line
+from sklearn_frontier.utils._verdict import TIE_RTOL, Spread, compare
 
 run_stamp()  # the commit and the uncommitted source files when the run starts (this module loads with it)
 
@@ -102,19 +103,15 @@ def _as_list(value):
     return [value] if isinstance(value, str) else list(value)
 
 
-TIE_RTOL = 1e-9  # ours and a baseline within this relative distance are a tie (same estimator up to rounding)
-N_SE = 2.0  # a difference within this many standard errors is a tie
-
-
 def _spread(row, metric, seeds_column=None):
-    """``(sd, n, per_seed, seed_ids)`` of ``row``'s ``metric``: from the per-seed columns (``M_per_seed``,
-    ``M_sd``, ``seed_ids``), else a legacy ``"0.107 ± 0.006"`` cell with the seed count in ``seeds_column``;
-    entries not recorded are None."""
+    """The :class:`~sklearn_frontier.utils._verdict.Spread` of ``row``'s ``metric``: from the per-seed columns
+    (``M_per_seed``, ``M_sd``, ``seed_ids``), else a legacy ``"0.107 ± 0.006"`` cell with the seed count in
+    ``seeds_column``."""
     per_seed = row.get(f"{metric}_per_seed")
-    per_seed = [float(v) for v in per_seed] if isinstance(per_seed, (list, tuple)) and all(
+    per_seed = tuple(float(v) for v in per_seed) if isinstance(per_seed, (list, tuple)) and all(
         _is_plain_number(v) for v in per_seed) else None
     seed_ids = row.get("seed_ids")
-    seed_ids = list(seed_ids) if isinstance(seed_ids, (list, tuple)) and per_seed is not None and len(
+    seed_ids = tuple(seed_ids) if isinstance(seed_ids, (list, tuple)) and per_seed is not None and len(
         seed_ids) == len(per_seed) else None
     sd = row.get(f"{metric}_sd")
     sd = float(sd) if _is_plain_number(sd) and not math.isnan(sd) else None
@@ -125,41 +122,7 @@ def _spread(row, metric, seeds_column=None):
     n = len(per_seed) if per_seed is not None else None
     if n is None and seeds_column is not None and _is_plain_number(row.get(seeds_column)):
         n = int(row[seeds_column])
-    return sd, n, per_seed, seed_ids
-
-
-def compare(a, b, ours_spread, base_spread, *, lower_is_better=True, deterministic=False):
-    """The verdict of ours (mean ``a``) against a baseline (mean ``b``): ``(verdict, basis)``.
-
-    ``verdict`` is ``"ours better"``, ``"baseline better"`` or ``"tie"``; a difference is a decision only when it
-    exceeds :data:`N_SE` standard errors. Where both rows carry per-seed values with ``seed_ids``, the standard
-    error is that of the mean paired difference over the shared seeds (the stronger test); else Welch's unpaired
-    standard error from each side's sd and count. Without spread on both sides (one seed, no sd) it is a tie,
-    unless ``deterministic`` (the metric does not vary with the seed, e.g. a fixed weight table): then any
-    difference beyond rounding decides. ``basis`` says which test decided, in words.
-    """
-    (sd_a, n_a, per_a, ids_a), (sd_b, n_b, per_b, ids_b) = ours_spread, base_spread
-
-    def direction(diff):
-        return "ours better" if (diff < 0) == bool(lower_is_better) else "baseline better"
-
-    if math.isclose(a, b, rel_tol=TIE_RTOL):
-        return "tie", "equal values"
-    if deterministic:
-        return direction(a - b), "deterministic metric"
-    if ids_a is not None and ids_b is not None:
-        ours_by_seed, base_by_seed = dict(zip(map(str, ids_a), per_a)), dict(zip(map(str, ids_b), per_b))
-        shared = [s for s in ours_by_seed if s in base_by_seed]
-        if len(shared) >= 2:
-            diffs = np.array([ours_by_seed[s] - base_by_seed[s] for s in shared])
-            mean, se = float(diffs.mean()), float(diffs.std(ddof=1) / math.sqrt(len(diffs)))
-            basis = f"paired over {len(shared)} seeds: difference {mean:.3g} ± {se:.2g} (SE)"
-            return (direction(mean) if abs(mean) > N_SE * se and abs(mean) > 0 else "tie"), basis
-    if sd_a is not None and sd_b is not None and (n_a or 0) >= 2 and (n_b or 0) >= 2:
-        se = math.sqrt(sd_a ** 2 / n_a + sd_b ** 2 / n_b)
-        basis = f"unpaired over {n_a} and {n_b} seeds: difference {a - b:.3g} ± {se:.2g} (SE)"
-        return (direction(a - b) if abs(a - b) > N_SE * se else "tie"), basis
-    return "tie", "no spread over seeds on both sides"
+    return Spread(sd, n, per_seed, seed_ids)
 
 
 def headline_pair(rows, *, key, ours, metric, lower_is_better=True, not_baselines=(), baselines=None, cost=None,
@@ -224,9 +187,9 @@ def headline_pair(rows, *, key, ours, metric, lower_is_better=True, not_baseline
     out = {**{k: (ours_row.get(k) if v == "@max" or (isinstance(v, str) and "*" in v) else v)
               for k, v in where.items()},
            "metric": f"{metric} ({better} is better)", "ours": ours_labels[0], "ours_value": a,
-           "ours_sd": ours_spread[0], "ours_seeds": ours_spread[1],
+           "ours_sd": ours_spread.sd, "ours_seeds": ours_spread.n,
            "baseline": str(best.get(key)), "baseline_value": b,
-           "baseline_sd": base_spread[0], "baseline_seeds": base_spread[1],
+           "baseline_sd": base_spread.sd, "baseline_seeds": base_spread.n,
            "ratio_ours_over_baseline": a / b if b else float("nan"), "verdict": verdict, "verdict_basis": basis,
            "baselines_compared": [str(r.get(key)) for r in candidates], "not_baselines_here": excluded,
            "ours_index": _index(rows, ours_row), "baseline_index": _index(rows, best), "spec": spec}

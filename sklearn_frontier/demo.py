@@ -1,10 +1,13 @@
-"""The main job: fit every method on bundled or generated data inside a Pipeline, next to its baseline.
+"""The main job: fit every method on bundled or generated data inside a Pipeline, next to its strongest baseline.
 
-Run with ``python -m sklearn_frontier.demo`` (or ``sklearn-frontier demo``). Each method package
-registers a demo function (``register_demo``) returning rows of
-``{"method", "estimator", "task", "metric", "score", "baseline", "baseline_score", "fit_time"}``;
-this module runs them with a progress bar and prints one line per row (``--wide`` or ``--output FILE`` for the full
-table), then a summary of the warnings raised on the way.
+Run with ``python -m sklearn_frontier.demo`` (or ``sklearn-frontier demo``). Each method family has a demo: the
+comparison in :mod:`sklearn_frontier._demo_comparisons` where the suite ships a stronger baseline than the family's
+registered demo shows, else the function the family registered (``register_demo``). A demo returns rows of
+``{"estimator", "task", "metric", "score", "baseline", "baseline_score", "fit_time"}`` (or ``"baselines"``: every
+baseline's score). Each demo runs over a few seeds; a row shows the means, the strongest baseline by its mean, and
+the verdict of the benchmarks' rule: better or worse only when the difference exceeds two standard errors, paired
+over the seeds, else a tie. The table is printed one line per row (``--wide`` or ``--output FILE`` for every
+column), then a summary of the warnings raised on the way.
 """
 
 import argparse
@@ -15,10 +18,20 @@ import warnings
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
+
+from sklearn_frontier._demo_comparisons import COMPARISONS
 from sklearn_frontier._registry import all_demos, all_estimators
 from sklearn_frontier.utils._progress import progress_bar
+from sklearn_frontier.utils._verdict import Spread, compare
 
-COLUMNS = ("estimator", "task", "metric", "score", "baseline", "baseline_score", "fit_time")
+N_SEEDS = 3  # seeds per demo: the fewest from which a paired standard error can be read
+# Demos run once: the quantized MiniLM loads and quantizes a whole model per run; its row says "1 run".
+SINGLE_RUN = {"quantization_minilm"}
+VERDICT_WORDS = {"ours better": "better", "tie": "tie", "baseline better": "worse"}
+
+COLUMNS = ("estimator", "task", "metric", "score", "score_sd", "baseline", "baseline_score", "baseline_sd", "n_seeds",
+           "verdict", "fit_time")
 
 
 def _format(value):
@@ -29,7 +42,8 @@ def _format(value):
 
 def format_table(rows):
     """A Markdown table of demo rows."""
-    header = ["estimator", "task", "metric", "score", "baseline", "baseline score", "fit time (s)"]
+    header = ["estimator", "task", "metric", "score", "sd", "strongest baseline", "baseline score", "sd", "seeds",
+              "verdict", "fit time (s)"]
     body = [[_format(row.get(c, "")) for c in COLUMNS] for row in rows]
     widths = [max(len(h), *(len(r[i]) for r in body)) if body else len(h) for i, h in enumerate(header)]
     line = lambda cells: "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths)) + " |"  # noqa: E731
@@ -38,23 +52,28 @@ def format_table(rows):
     return "\n".join(out)
 
 
-def run_demo(methods=None, random_state=0, verbose=1):
-    """Run the registered demos and return their rows.
+def run_demo(methods=None, random_state=0, verbose=1, n_seeds=N_SEEDS):
+    """Run the demos over ``n_seeds`` seeds and return one row per comparison, with its verdict.
 
     Parameters
     ----------
     methods : list of str, default=None
         Method families to run (default: all registered).
     random_state : int, default=0
-        Seed passed to every demo.
+        The first seed; a demo runs with seeds ``random_state``, ``random_state + 1``, ...
     verbose : int, default=1
         Show a progress bar.
+    n_seeds : int, default=3
+        Seeds per demo (demos in ``SINGLE_RUN`` run once).
 
     Returns
     -------
     rows : list of dict
+        ``score`` and ``baseline_score`` are means over the seeds (``score_sd``, ``baseline_sd`` their sd),
+        ``baseline`` the strongest of ``baselines_compared`` by its mean, ``verdict`` ``"better"``, ``"worse"``,
+        ``"tie"`` or ``"1 run"`` (a single run says nothing about noise), ``verdict_basis`` the test in words.
     """
-    demos = all_demos()
+    demos = {**all_demos(), **{m: f for m, f in COMPARISONS.items() if m in all_demos()}}
     if methods:
         unknown = set(methods) - set(demos)
         if unknown:
@@ -65,10 +84,62 @@ def run_demo(methods=None, random_state=0, verbose=1):
     for method, func in bar:
         bar.set_postfix(method=method)
         start = time.perf_counter()
-        for row in func(random_state):
-            rows.append({"method": method, **row})
-        rows[-1].setdefault("wall_time", time.perf_counter() - start)
+        seeds = [random_state + i for i in range(1 if method in SINGLE_RUN else n_seeds)]
+        runs = [func(seed) for seed in seeds]
+        for i in range(min(len(run) for run in runs)):
+            rows.append({"method": method, **summarise([run[i] for run in runs], seeds)})
+        if rows:
+            rows[-1].setdefault("wall_time", time.perf_counter() - start)
     return rows
+
+
+def _baselines(row):
+    if "baselines" in row:
+        return dict(row["baselines"])
+    return {row["baseline"]: row["baseline_score"]} if "baseline" in row else {}
+
+
+def _is_score(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
+
+
+def summarise(per_seed_rows, seeds):
+    """One demo row from the same row of each seed's run: means, the strongest baseline, the verdict."""
+    first = per_seed_rows[0]
+    label, sign = _direction(first.get("metric", ""))
+    lower = "lower is better" in label
+    ours = [r.get("score") for r in per_seed_rows]
+    ours_seeds = [s for s, v in zip(seeds, ours) if _is_score(v)]
+    ours = [v for v in ours if _is_score(v)]
+    per_baseline = {}
+    for seed, r in zip(seeds, per_seed_rows):
+        for name, value in _baselines(r).items():
+            if _is_score(value):
+                per_baseline.setdefault(name, ([], []))
+                per_baseline[name][0].append(value)
+                per_baseline[name][1].append(seed)
+    out = {k: v for k, v in first.items() if k not in ("score", "baseline", "baseline_score", "baselines")}
+    out.update(score=float(np.mean(ours)) if ours else float("nan"), n_seeds=len(ours),
+               baselines_compared=list(per_baseline), fit_time=float(np.mean([r.get("fit_time", np.nan)
+                                                                               for r in per_seed_rows])))
+    if not per_baseline or not ours:
+        return {**out, "baseline": first.get("baseline", ""), "baseline_score": first.get("baseline_score"),
+                "verdict": "n/a", "verdict_basis": "no scores to compare"}
+
+    def reading(values):  # the metric as users read it (errors stored negated turned back)
+        return [sign * v for v in values]
+
+    pick = min if lower else max
+    strongest = pick(per_baseline, key=lambda name: np.mean(reading(per_baseline[name][0])))
+    values, base_seeds = per_baseline[strongest]
+    out.update(baseline=strongest, baseline_score=float(np.mean(values)),
+               score_sd=Spread.of(ours).sd, baseline_sd=Spread.of(values).sd)
+    if len(ours) < 2:
+        return {**out, "verdict": "1 run", "verdict_basis": "a single run: no spread to judge a difference by"}
+    ours_r, base_r = reading(ours), reading(values)
+    result, basis = compare(float(np.mean(ours_r)), float(np.mean(base_r)), Spread.of(ours_r, ours_seeds),
+                            Spread.of(base_r, base_seeds), lower_is_better=lower)
+    return {**out, "verdict": VERDICT_WORDS[result], "verdict_basis": basis}
 
 
 def missing_from_demo(rows):
@@ -85,7 +156,8 @@ def missing_from_demo(rows):
         ``{family: [class names]}`` for the families present in ``rows`` (a family's rows may come from
         several demos, e.g. ``quantization`` and ``quantization_minilm``); empty when every one is shown.
     """
-    shown = " ".join(f"{r.get('estimator', '')} {r.get('baseline', '')}" for r in rows)
+    shown = " ".join(f"{r.get('estimator', '')} {r.get('baseline', '')} {' '.join(r.get('baselines_compared', []))}"
+                     for r in rows)
     entries = all_estimators()
     known = {e.method for e in entries}
     families = set()
@@ -122,17 +194,13 @@ def _direction(metric):
     return metric + (" (lower is better)" if lower else " (higher is better)"), sign
 
 
-def verdict(row, tie=0.01):
-    """"better", "worse" or "tie" (within ``tie`` relative) for ours against the baseline of one row."""
-    label, sign = _direction(row.get("metric", ""))
+def verdict(row):
+    """The verdict of a demo row (:func:`run_demo` computes it over seeds): ``"better"``, ``"worse"``, ``"tie"``,
+    ``"1 run"`` for a row measured once (one run says nothing about noise) or ``"n/a"`` without scores."""
+    if "verdict" in row:
+        return row["verdict"]
     ours, base = row.get("score"), row.get("baseline_score")
-    if not isinstance(ours, (int, float)) or not isinstance(base, (int, float)) or ours != ours or base != base:
-        return "n/a"
-    ours, base = sign * ours, sign * base
-    if abs(ours - base) <= tie * max(abs(ours), abs(base), 1e-12):
-        return "tie"
-    lower = "lower is better" in label
-    return "better" if (ours < base) == lower else "worse"
+    return "1 run" if _is_score(ours) and _is_score(base) else "n/a"
 
 
 def _clip(text, width):
@@ -159,14 +227,18 @@ def format_compact(rows):
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="sklearn-frontier demo", description=__doc__.splitlines()[0])
     parser.add_argument("methods", nargs="*", help="method families to run (default: all)")
-    parser.add_argument("--random-state", type=int, default=0)
+    parser.add_argument("--random-state", type=int, default=0, help="the first seed")
+    parser.add_argument("--seeds", type=int, default=N_SEEDS, help="seeds per demo (default %(default)s)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--wide", action="store_true", help="print the full table (every column, full names)")
     parser.add_argument("--output", help="also write the full table to this file")
     args = parser.parse_args(argv)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        rows = run_demo(args.methods or None, random_state=args.random_state, verbose=0 if args.quiet else 1)
+        rows = run_demo(args.methods or None, random_state=args.random_state, verbose=0 if args.quiet else 1,
+                        n_seeds=args.seeds)
+    print(f"Means over {args.seeds} seeds; ours against the strongest baseline the suite ships for each case; "
+          "better or worse only beyond two standard errors of the paired difference, else a tie.\n")
     print(format_table(rows) if args.wide else format_compact(rows))
     if args.output:
         Path(args.output).write_text(format_table(rows) + "\n")
