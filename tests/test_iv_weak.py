@@ -325,3 +325,68 @@ def test_summary_shows_the_weak_iv_block_like_ivreg2():
     # a representation's single coefficients depend on its rotation: no per-component sets
     guided = InstrumentGuidedIVRegressor(cov_type="nonrobust").fit(X, y, Z=Z, W=W)
     assert guided.summary().weak_iv_sets == [] and "AR 95% set" not in str(guided.summary())
+
+
+# ------------------------------------------------------------------ known answers: weights, projection, invariance
+@pytest.mark.parametrize("cov_type", ["nonrobust", "HC1"])
+def test_frequency_weights_equal_repeated_rows(cov_type):
+    X, y, Z, W = _one_treatment(5, n=120, k=2, strength=0.2)
+    w = np.random.RandomState(0).randint(1, 4, size=len(y))
+    rows = np.repeat(np.arange(len(y)), w)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", WeakInstrumentWarning)
+        weighted = TwoStageLeastSquares(cov_type=cov_type).fit(X, y, Z=Z, W=W, sample_weight=w)
+    repeated = _fit(X[rows], y[rows], Z[rows], W[rows], cov_type=cov_type)
+    for method in ("AR", "CLR", "LM"):
+        np.testing.assert_allclose(weighted.weak_iv_test(1.2, method), repeated.weak_iv_test(1.2, method), rtol=1e-9)
+    _assert_same_set(weighted.confidence_set(0), repeated.confidence_set(0), rtol=1e-8)
+    np.testing.assert_allclose(weighted.effective_f_, repeated.effective_f_, rtol=1e-10)
+
+
+def test_projection_ar_is_the_minimum_over_the_other_coefficient():
+    X, y, Z, W, est = _two_treatments(cov_type="HC0")
+    stat, _ = est.weak_iv_test(1.3, feature=0)
+    grid = np.linspace(-3.0, 2.0, 2001)
+    brute = min(est.weak_iv_test([1.3, g])[0] for g in grid)
+    assert stat <= brute + 1e-9 and stat >= brute - 1e-3 * brute
+
+
+def test_tests_do_not_depend_on_the_instruments_basis():
+    X, y, Z, W = _one_treatment(6, k=3, het=True)
+    A = np.random.RandomState(1).normal(size=(3, 3))
+    for cov_type in ("nonrobust", "HC1"):
+        a, b = _fit(X, y, Z, W, cov_type=cov_type), _fit(X, y, Z @ A + 5.0, W, cov_type=cov_type)
+        for method in ("AR", "CLR", "LM"):
+            np.testing.assert_allclose(a.weak_iv_test(0.7, method), b.weak_iv_test(0.7, method), rtol=1e-8)
+        np.testing.assert_allclose(a.effective_f_, b.effective_f_, rtol=1e-8)
+
+
+# ------------------------------------------------------------------ k-class and absorbed fixed effects flow in
+@pytest.mark.parametrize("cov_type", ["nonrobust", "HC1", "cluster"])
+def test_kclass_and_absorbed_fixed_effects_share_the_weak_iv_inference(cov_type):
+    from sklearn_frontier.iv import KClassIVRegressor
+
+    rng = np.random.RandomState(7)
+    n, levels = 300, 12
+    fe = rng.randint(0, levels, size=n)
+    X, y, Z, W = _one_treatment(7, n=n, k=2, strength=0.15, n_controls=1, het=True)
+    y = y + np.linspace(-2, 2, levels)[fe]
+    X = X + np.linspace(1, -1, levels)[fe][:, None]
+    # clusters that do not nest the fixed effects (nested ones drop out of the small-sample factor, as in pyfixest)
+    groups = rng.randint(0, 30, size=n) if cov_type == "cluster" else None
+    dummies = (fe[:, None] == np.arange(1, levels)).astype(float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", WeakInstrumentWarning)
+        tsls = TwoStageLeastSquares(cov_type=cov_type).fit(X, y, Z=Z, W=W, groups=groups)
+        liml = KClassIVRegressor(kappa="liml", cov_type=cov_type).fit(X, y, Z=Z, W=W, groups=groups)
+        absorbed = TwoStageLeastSquares(cov_type=cov_type).fit(X, y, Z=Z, W=W, groups=groups, absorb=fe)
+        with_dummies = TwoStageLeastSquares(cov_type=cov_type).fit(X, y, Z=Z, W=np.column_stack([W, dummies]),
+                                                                   groups=groups)
+    # the weak-IV tests do not depend on the estimator of the coefficient
+    for method in ("AR", "CLR", "LM"):
+        np.testing.assert_allclose(liml.weak_iv_test(0.8, method), tsls.weak_iv_test(0.8, method), rtol=1e-9)
+    _assert_same_set(liml.confidence_set(0), tsls.confidence_set(0), rtol=1e-7)
+    # absorbing the fixed effects equals putting their dummies among the controls
+    np.testing.assert_allclose(absorbed.weak_iv_test(0.8), with_dummies.weak_iv_test(0.8), rtol=1e-7)
+    _assert_same_set(absorbed.confidence_set(0), with_dummies.confidence_set(0), rtol=1e-6)
+    np.testing.assert_allclose(absorbed.effective_f_, with_dummies.effective_f_, rtol=1e-7)

@@ -350,7 +350,9 @@ def invert(prob, method, alpha, center, scale, extra_points=()):
         center = 0.0
     if not np.isfinite(scale) or scale <= 0:
         scale = max(abs(center), 1.0)
-    grid = center + scale * np.sinh(np.linspace(-np.arcsinh(1e9), np.arcsinh(1e9), 481))
+    # each projection point is an optimisation: a coarser grid (still ~0.4 standard errors apart near the estimate)
+    points = 161 if prob.robust and prob.m > 0 else 481
+    grid = center + scale * np.sinh(np.linspace(-np.arcsinh(1e9), np.arcsinh(1e9), points))
     extra = [float(x) for x in extra_points if np.isfinite(x)]
     grid = np.unique(np.concatenate([grid, extra]))
 
@@ -483,11 +485,20 @@ class _WeakIVMixin:
             ``[(-inf, inf)]``, two half-lines ``[(-inf, a), (b, inf)]``, or empty (the model is rejected).
         """
         _check_alpha(alpha)
-        prob = self._weak_iv_problem(feature)
-        check_method(method, prob)
-        j = self._feature_index(feature, self._design_.X.shape[1])
-        return invert(prob, method, alpha, float(self.representation_coef_[j]),
-                      float(self.representation_stderr_[j]))
+        design = self._weak_iv_design()
+        j = self._feature_index(feature, design.X.shape[1])
+        # the set is a function of the fitted design: computed once per fit (summary() asks again); the cache
+        # holds the design itself, so a refit (a new design) starts a new one
+        cache = getattr(self, "_weak_iv_sets_", None)
+        if cache is None or cache[0] is not design:
+            cache = self._weak_iv_sets_ = (design, {})
+        key = (j, method, float(alpha))
+        if key not in cache[1]:
+            prob = self._weak_iv_problem(feature)
+            check_method(method, prob)
+            cache[1][key] = invert(prob, method, alpha, float(self.representation_coef_[j]),
+                                   float(self.representation_stderr_[j]))
+        return list(cache[1][key])
 
     def _effect_set(self, a, method, alpha):
         """The set of θ = aᵀb for a direction a of the coefficients (``effect_confidence_set``)."""
