@@ -16,10 +16,12 @@ from ._base import projected_tree, query_neighbors, subspace_change
 from ._result import SolverRun
 
 MEMO_ENTRIES = 1 << 22  # neighbour indices memoised between refreshes (32 MiB of int64)
-STEPS_PER_EPOCH = 200  # "auto" batch: one pass over the rows in about this many steps (measured, see benchmarks)
+# "auto" batch: one pass over the rows in about this many steps (the batch rows of python -m benchmarks smave time
+# the choice against fixed batch sizes)
+STEPS_PER_EPOCH = 200
 MIN_BATCH = 64
 MAX_BATCH = 8192
-# Stopping rule (measured on the real-data rows and the n = 1000 grid of the benchmark): stop when two windows'
+# Stopping rule (tuned on the real-data rows and the n = 1000 grid of the benchmark): stop when two windows'
 # mean projections differ by less than max(tol, STATISTICAL_TOL * sqrt(d (p - d) / n), NOISE_FRACTION * the
 # window's RMS spread). The second term is a fraction of the subspace's sampling resolution, so that a small
 # data set does not chase a 1e-3 change far below its own standard error (diabetes, Auto: ConvergenceWarnings);
@@ -29,7 +31,7 @@ MAX_BATCH = 8192
 # Concrete d = 1).
 STATISTICAL_TOL = 0.15
 NOISE_FRACTION = 0.5
-AVERAGE_GAMMA = 1.0  # partial_fit's running mean weights step t by (t + 1) ** gamma (measured, see benchmarks)
+AVERAGE_GAMMA = 1.0  # partial_fit's running mean weights step t by (t + 1) ** gamma (chosen; no benchmark sweeps it)
 
 
 def auto_batch_size(n):

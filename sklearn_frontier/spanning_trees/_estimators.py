@@ -71,8 +71,8 @@ class PRBASTRegressor(_BaseSpanningTreeEnsemble):
     attachment : {"mean", "random"}, default="mean"
         How a new point's leaf enters intervals and posterior samples (the posterior mean is the same):
         ``"random"`` attaches it to one random candidate vertex per tree and draw (BAST's soft prediction);
-        ``"mean"`` uses the candidate-weighted mean of the attached values plus the leaf variance, which
-        was measured better calibrated (horseshoe, 95% predictive coverage 0.95 vs 0.97-0.98).
+        ``"mean"`` uses the candidate-weighted mean of the attached values plus the leaf variance (one
+        interval from the mixture rather than one random candidate per draw).
     warm_start : bool, default=False
         Continue the saved chains on the same data.
     checkpoint : str, path-like or None, default=None
