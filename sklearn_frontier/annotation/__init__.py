@@ -6,7 +6,8 @@ uncertainty propagated over a kNN graph (no model in the loop). Beside it, with 
 (``MA3SAnnotator(propagation="none")``); plus :class:`SimulatedCrowd`, :func:`run_annotation_loop`,
 majority-vote and Dawid–Skene aggregation, long-format conversion and pickle-free persistence.
 :class:`AnnotationSession` serves a live crowd: leases, workers who come and go, corrections, and every label
-in a durable store (:class:`SQLiteLabelStore`, or any :class:`LabelStore`).
+in a durable store (:class:`SQLiteLabelStore`, :class:`PostgreSQLLabelStore` for a team on several machines,
+or any :class:`LabelStore`).
 """
 
 from sklearn_frontier._registry import register_demo, register_estimator
@@ -20,11 +21,13 @@ from ._ma3s import MA3SAnnotator
 from ._persistence import load_annotator, replay_journal
 from ._session import AnnotationSession
 from ._store import LabelStore, SQLiteLabelStore
+from ._store_postgres import PostgreSQLLabelStore
 
 __all__ = [
     "AnnotationSession",
     "LabelStore",
     "SQLiteLabelStore",
+    "PostgreSQLLabelStore",
     "MA3SAnnotator",
     "RoundRobinAnnotator",
     "RandomAnnotator",

@@ -12,7 +12,8 @@ from sklearn.exceptions import DataConversionWarning
 from sklearn.utils import check_array, check_random_state
 
 from ._persistence import _label_json
-from ._store import LabelStore, SQLiteLabelStore, StoredLabel
+from ._store import LabelStore, StoredLabel
+from ._store_postgres import _open_store
 from ._validation import check_classes, encode_labels, missing_mask
 
 
@@ -60,7 +61,9 @@ class AnnotationSession:
     X : array-like of shape (n_items, n_features)
         The pool. A store remembers its pool: reopening it with other items raises ValueError.
     store : str, path-like or LabelStore, default="labels.sqlite"
-        A path opens (or creates) a :class:`SQLiteLabelStore`; any :class:`LabelStore` is used as given.
+        A path opens (or creates) a :class:`SQLiteLabelStore`; a ``"postgresql://user:password@host/dbname"``
+        URI a :class:`PostgreSQLLabelStore` (a team on several machines); any :class:`LabelStore` is used as
+        given.
 
     Attributes
     ----------
@@ -141,7 +144,7 @@ class AnnotationSession:
         """
         self._lock = threading.RLock()
         self.annotator = annotator
-        self.store = store if isinstance(store, LabelStore) else SQLiteLabelStore(store)
+        self.store = store if isinstance(store, LabelStore) else _open_store(store)
         try:
             self._setup(X, workers, initial, blobs)
         except BaseException:

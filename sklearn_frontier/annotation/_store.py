@@ -58,7 +58,8 @@ class LabelStore(ABC):
     writes within one transaction, so two workers can never be handed the same decision on stale data.
 
     The SQLite implementation (:class:`SQLiteLabelStore`) is the embedded default. A server database backs the same
-    interface for teams on several machines; with PostgreSQL through a DB-API driver (``psycopg``):
+    interface for teams on several machines; :class:`PostgreSQLLabelStore` does it with PostgreSQL through
+    ``psycopg``:
 
     - the same four tables (``meta``, ``workers``, ``labels`` keyed by ``(item, col)`` with a unique ``seq``,
       ``leases`` keyed by ``col``), ``blobs`` as ``bytea``, and the schema version in ``meta``;
@@ -67,8 +68,8 @@ class LabelStore(ABC):
       ``synchronous_commit = on`` keeps every commit durable;
     - :meth:`add_label`'s ``seq`` from ``SELECT COALESCE(MAX(seq), 0) + 1`` under that lock (or a sequence), so
       labels are numbered in commit order and :meth:`labels_since` never skips one;
-    - lease expiry compares with the clock of the process that calls the session, which the machines must share
-      (NTP); ``now()`` in SQL would be the alternative.
+    - lease times arrive on the calling machine's clock; the store shifts them to the database server's clock
+      (measured when the writer takes the lock), so machines whose clocks differ compare leases on one clock.
 
     Read more in the :ref:`User Guide <user_guide_annotation>`.
 
@@ -80,6 +81,7 @@ class LabelStore(ABC):
     See Also
     --------
     SQLiteLabelStore : The embedded implementation.
+    PostgreSQLLabelStore : The implementation on a PostgreSQL server.
     AnnotationSession : The object that reads and writes a store.
 
     Examples
@@ -357,7 +359,8 @@ class SQLiteLabelStore(LabelStore):
 
     See Also
     --------
-    LabelStore : The interface, and how PostgreSQL would implement it.
+    LabelStore : The interface.
+    PostgreSQLLabelStore : The same on a PostgreSQL server, for a team on several machines.
     AnnotationSession : The object that reads and writes a store.
 
     Examples
