@@ -46,7 +46,17 @@ complement instead of making it infinite); ``kleibergen_paap_`` the rk Wald F un
 Cragg–Donald (Kleibergen–Paap under a robust ``cov_type``) with ``weak_iv_threshold`` (``"stock-yogo"`` for
 the 10% size value). ``sargan_``, ``hansen_j_`` (two-step efficient GMM, as linearmodels' ``IVGMM.j_stat``
 and Stata's ``ivreg2``) and ``endogeneity_`` (Durbin under ``cov_type="nonrobust"``, else Wooldridge's
-robust score test) are (statistic, p-value) pairs.
+robust score test) are (statistic, p-value) pairs. ``effective_f_`` is Montiel Olea and Pflueger's effective F
+(one treatment) with ``effective_f_critical_value_`` for a 10% worst-case bias, ``kleibergen_paap_lm_`` the rk LM
+underidentification test.
+
+**Weak-instrument-robust inference** (every fitted regressor): ``weak_iv_test(beta0, method="AR" | "CLR" |
+"LM", feature=None)`` returns (statistic, p-value) and ``confidence_set(feature, method, alpha)`` the inverted
+set as a list of (low, high) intervals, possibly unbounded or two half-lines. Under ``cov_type="nonrobust"``
+they equal ivmodels (subvector tests for one of several treatments); under ``"HC0"``, ``"HC1"`` and
+``"cluster"`` AR uses the fit's sandwich (by projection for one of several treatments) and LM / CLR are
+Kleibergen's robust versions for one treatment. :meth:`InstrumentGuidedIVRegressor.effect_confidence_set` gives
+the set for the effect of a shift of the treatments; the summary prints the AR (and CLR) set of each treatment.
 
 **Covariance conventions.** ``cov_type="nonrobust"`` is linearmodels' ``"unadjusted"`` and Stata's default;
 ``"HC0"`` / ``"HC1"`` are linearmodels' ``"robust"`` with ``debiased=False`` / ``True`` (Stata ``robust`` /
