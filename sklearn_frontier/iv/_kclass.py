@@ -167,6 +167,7 @@ def fit_linear_iv(est, X, y, *, Z, W, groups, sample_weight, absorb, kappa=None,
     if part.W is not None or absorbed is not None:
         controls = _ControlDesign(part.W, wp, center=center)
         controls.rank = controls.rank + part.extra_rank  # the absorbed levels are partialled out already
+        controls.absorbed = absorbed is not None
     Zuse = Xp if Zp is None else Zp
     Uz, _, _ = _instrument_basis(Zuse, wp, center=center, name="X" if Zp is None else "Z", warn_rank=Zp is not None,
                                  controls=controls, treatments=Xp)

@@ -228,9 +228,13 @@ def _weights(sample_weight, X):
 
 
 def _no_variation_message(name, center, controls):
-    after = ("after partialling out the intercept and the controls W" if center
-             else "after partialling out the controls W") if controls is not None \
-        else ("rank 0 after centring" if center else "every value is 0 and fit_intercept=False")
+    if getattr(controls, "absorbed", False):
+        after = "after partialling out the absorbed fixed effects" + (" and the controls W" if controls.C.shape[1]
+                                                                      else "")
+    else:
+        after = ("after partialling out the intercept and the controls W" if center
+                 else "after partialling out the controls W") if controls is not None \
+            else ("rank 0 after centring" if center else "every value is 0 and fit_intercept=False")
     if name == "X":
         return (f"X (the treatments) has no variation ({after}); IV regression needs treatments that vary across "
                 "samples.")
