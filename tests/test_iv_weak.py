@@ -390,3 +390,21 @@ def test_kclass_and_absorbed_fixed_effects_share_the_weak_iv_inference(cov_type)
     np.testing.assert_allclose(absorbed.weak_iv_test(0.8), with_dummies.weak_iv_test(0.8), rtol=1e-7)
     _assert_same_set(absorbed.confidence_set(0), with_dummies.confidence_set(0), rtol=1e-6)
     np.testing.assert_allclose(absorbed.effective_f_, with_dummies.effective_f_, rtol=1e-7)
+
+
+def test_robust_statistics_approach_the_homoskedastic_ones_under_homoskedasticity():
+    rng = np.random.RandomState(0)
+    n, k = 20000, 3
+    Z = rng.normal(size=(n, k))
+    V = rng.normal(size=(n, 2))
+    X = Z @ rng.normal(size=(k, 2)) * 0.05 + V
+    y = X @ [1.0, 0.5] + V @ [0.6, 0.3] + rng.normal(size=n)
+    plain, robust = _fit(X, y, Z), _fit(X, y, Z, cov_type="HC0")
+    one_plain, one_robust = _fit(X[:, :1], y, Z), _fit(X[:, :1], y, Z, cov_type="HC0")
+    for b0 in (0.8, 1.0, 1.3):
+        np.testing.assert_allclose(robust.weak_iv_test([b0, 0.5])[0], plain.weak_iv_test([b0, 0.5])[0], rtol=0.05)
+        np.testing.assert_allclose(robust.weak_iv_test([b0, 0.5], "LM")[0], plain.weak_iv_test([b0, 0.5], "LM")[0],
+                                   rtol=0.05)
+        for method in ("CLR", "LM"):
+            np.testing.assert_allclose(one_robust.weak_iv_test(b0, method)[0], one_plain.weak_iv_test(b0, method)[0],
+                                       rtol=0.05)
