@@ -446,3 +446,79 @@ def test_displacement_interpolator_scores_clouds_in_cross_validation():
     expected = -np.mean(wasserstein2_squared(model.predict(times[1::2]), list(clouds[1::2])))
     assert model.score(times[1::2], clouds[1::2]) == pytest.approx(expected)
     assert DisplacementInterpolator().fit(times, clouds).score(times, clouds) == pytest.approx(0.0, abs=1e-12)
+
+
+# -- what the predictive standard deviation covers ---------------------------------------------------------------
+def test_std_is_calibrated_for_paths_the_model_describes():
+    """Translations along a shift drawn from a Matérn-5/2 GP prior: the LOT embedding is exact (reference = the
+    first cloud), so the realised W2 error is the GP's own error and ``return_std`` covers it at the nominal rate."""
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=(20, 2))
+    times, ev = np.linspace(0, 1, 8), np.linspace(0.025, 0.975, 20)
+    grid = np.concatenate([times, ev])
+    root = np.linalg.cholesky(Matern(0.3, nu=2.5)(grid[:, None]) + 1e-10 * np.eye(len(grid)))
+    z = []
+    for draw in range(30):
+        shift = root @ rng.standard_normal(len(grid))
+        reg = WassersteinPathRegressor(LOTEmbedding(reference="first"), warp="identity", random_state=draw)
+        reg.fit(times, [base + [c, 0.0] for c in shift[:8]])
+        pred, std = reg.predict(ev, return_std=True)
+        z.append(np.sqrt(wasserstein2_squared(pred, [base + [c, 0.0] for c in shift[8:]])) / std)
+    z = np.concatenate(z)
+    assert 0.88 <= np.mean(z <= 1.96) <= 0.99  # nominal 0.95
+    assert 0.55 <= np.mean(z <= 1.0) <= 0.85  # nominal 0.68
+
+
+def test_expected_w2_error_is_the_scale_of_the_realised_error():
+    """A sampled path (fresh particles, 64-atom reference): ``return_std`` alone is a fraction of the realised
+    W2 error against a fresh sample of the truth; with ``resolution_`` added the root-mean-square ratio is near 1."""
+    path = make_measure_path("gaussian")
+    cands = np.linspace(0, 1, 51)
+    ev = (cands[:-1] + cands[1:]) / 2
+    err, std, expected = [], [], []
+    for seed in range(3):
+        times = np.linspace(0, 1, 10)
+        clouds = [path(t, 128, random_state=1000 * seed + i) for i, t in enumerate(times)]
+        reg = WassersteinPathRegressor(LOTEmbedding(64, random_state=seed), random_state=seed).fit(times, clouds)
+        pred, s = reg.predict(ev, return_std=True)
+        truth = [path(t, 512, random_state=10 ** 8 + 1000 * seed + i) for i, t in enumerate(ev)]
+        err.append(np.sqrt(wasserstein2_squared(pred, truth, weights_pred=reg.embedding_.reference_weights_)))
+        std.append(s)
+        expected.append(reg.expected_w2_error(ev))
+        assert reg.resolution_ > 0 and reg.resolution_source_ in ("leave-one-snapshot-out", "projection")
+        np.testing.assert_allclose(expected[-1], np.sqrt(s ** 2 + reg.resolution_ ** 2))
+    err, std, expected = map(np.concatenate, (err, std, expected))
+    rms = lambda a: np.sqrt(np.mean(a ** 2))  # noqa: E731
+    assert rms(err) / rms(std) > 1.5  # the std alone under-covers
+    assert 0.75 <= rms(err) / rms(expected) <= 1.33
+    assert np.mean(err <= 2 * expected) >= 0.9
+
+
+def test_resolution_is_left_one_snapshot_out_on_the_fitted_path():
+    """Known answer: by hand, leave each interior snapshot out of the GP state (kernel frozen), predict it and take
+    the mean of its squared W2 error less the posterior variance; the projection error is the floor."""
+    from sklearn_frontier.transport._path import _GPState
+
+    path = make_measure_path("drift")
+    times = np.linspace(0, 1, 7)
+    clouds = [path(t, 64, random_state=i) for i, t in enumerate(times)]
+    reg = WassersteinPathRegressor(LOTEmbedding(32, random_state=0), random_state=0).fit(times, clouds)
+    Z, Y = reg._inputs(reg.times_), reg._standardised()
+    w = reg.embedding_.reference_weights_
+    excess = []
+    for i in range(1, 6):
+        keep = np.arange(7) != i
+        state = _GPState(Z[keep], Y[keep], reg.gp_.kernel_, reg.gp_.alpha)
+        tangent = reg.mean_tangent_ + (reg.output_mean_ + state.mean(Z[i:i + 1]) * reg.output_std_) @ reg.components_
+        e2 = ot.emd2(w, np.full(64, 1 / 64), ot.dist(reg.embedding_.inverse_transform(tangent)[0], clouds[i]))
+        excess.append(e2 - state.var(Z[i:i + 1])[0] * np.sum(reg.output_std_ ** 2))
+    proj = reg.embedding_.inverse_transform(reg.tangents_)
+    floor = np.mean([ot.emd2(w, np.full(64, 1 / 64), ot.dist(p, c)) for p, c in zip(proj, clouds)])
+    assert reg.resolution_ == pytest.approx(np.sqrt(max(np.mean(excess), floor)), rel=1e-9)
+    # the experimenter keeps it current after each update
+    exp = LOTActiveExperimenter(candidates=np.linspace(0, 1, 11), path=WassersteinPathRegressor(
+        LOTEmbedding(32, random_state=0), random_state=0), random_state=0).fit(times[[0, -1]], [clouds[0], clouds[-1]])
+    assert exp.path_.resolution_source_ == "projection"
+    exp.update(times[1:6], clouds[1:6])
+    np.testing.assert_allclose(exp.expected_w2_error([0.5]), np.sqrt(
+        exp.predict([0.5], return_std=True)[1] ** 2 + exp.path_.resolution_ ** 2))

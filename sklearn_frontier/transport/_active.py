@@ -265,6 +265,7 @@ class LOTActiveExperimenter(MetaEstimatorMixin, RegressorMixin, BaseEstimator):
         self.times_ = np.concatenate([self.times_, times[:, 0]]) if self.n_features_in_ == 1 else all_times
         self.clouds_ += list(coll.clouds)
         self._weights += list(coll.weights)
+        self.path_._calibrate(self.clouds_, self._weights)
         self._refresh_remaining()
         return self
 
@@ -428,7 +429,8 @@ class LOTActiveExperimenter(MetaEstimatorMixin, RegressorMixin, BaseEstimator):
         X : array-like of shape (T,) or (T, n_features_in_)
             Times.
         return_std : bool, default=False
-            Also return the posterior standard deviation in W2 units.
+            Also return the posterior standard deviation of the path in W2 units (the uncertainty the acquisition
+            reduces; the realised error is larger, see :meth:`expected_w2_error`).
 
         Returns
         -------
@@ -439,6 +441,22 @@ class LOTActiveExperimenter(MetaEstimatorMixin, RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         return self.path_.predict(X, return_std=return_std)
+
+    def expected_w2_error(self, X):
+        """Root-mean-square W2 error expected of :meth:`predict` (as the surrogate's ``expected_w2_error``).
+
+        Parameters
+        ----------
+        X : array-like of shape (T,) or (T, n_features_in_)
+            Times.
+
+        Returns
+        -------
+        error : ndarray of shape (T,)
+            ``sqrt(std² + path_.resolution_²)`` at each time.
+        """
+        check_is_fitted(self)
+        return self.path_.expected_w2_error(X)
 
     def score(self, X, y):
         """Return the surrogate's score (negative mean W2^2; R^2 for numeric Dirac targets).

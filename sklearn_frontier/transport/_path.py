@@ -86,7 +86,8 @@ class WassersteinPathRegressor(RegressorMixin, BaseEstimator):
     """Gaussian-process surrogate of a probability path ``t -> mu_t`` from snapshot point clouds.
 
     Fits a continuous path of distributions through point clouds observed at a few times and predicts the
-    cloud at any time, with its posterior standard deviation in W2 units (``return_std``).
+    cloud at any time, with the posterior standard deviation of the path in W2 units (``return_std``) and the
+    root-mean-square W2 error to expect of the prediction (:meth:`expected_w2_error`).
 
     Read more in the :ref:`User Guide <user_guide_transport>`.
 
@@ -132,6 +133,13 @@ class WassersteinPathRegressor(RegressorMixin, BaseEstimator):
         Chosen warp blend (0 = identity).
     warp_scores_ : dict
         Log marginal likelihood per candidate alpha.
+    resolution_ : float
+        The W2 error (root mean square) a prediction makes beyond the path's posterior uncertainty: the LOT
+        reference's finite support and the sampling noise of finite clouds, estimated by leaving each interior
+        snapshot out of the fitted path (see :meth:`expected_w2_error`).
+    resolution_source_ : str
+        ``"leave-one-snapshot-out"``, or ``"projection"`` where the projection error of the snapshots on the
+        reference was larger (few snapshots) or nothing could be left out.
     fitted_kernels_ : dict
         The GP's fitted kernel for each candidate alpha (they warm-start refits).
     warp_knots_ : ndarray
@@ -168,6 +176,14 @@ class WassersteinPathRegressor(RegressorMixin, BaseEstimator):
     motion, not the noise-like minor ones, drive the marginal likelihood). Predictions map back to clouds on the
     reference atoms; ``return_std`` gives the posterior standard deviation in W2 units (root of the summed latent
     variances of the kept components).
+
+    **What the standard deviation covers.** ``return_std`` is the GP's uncertainty about the path in tangent
+    space (noise excluded): for paths the model describes exactly it is calibrated (a path drawn from the GP
+    prior falls within ±1.96 std close to the nominal 95 % of the time), and it is what the acquisition of
+    :class:`LOTActiveExperimenter` reduces. It does not cover the error a prediction makes even where the path
+    is known: a cloud of finitely many reference atoms compared with a finite sample of the truth. That part,
+    ``resolution_``, is often the larger one, so the realised W2 error is typically a few times ``return_std``;
+    :meth:`expected_w2_error` = ``sqrt(std² + resolution_²)`` is the scale to compare with it.
 
     **Time warp (beyond the paper).** A stationary kernel in raw time spreads its uncertainty evenly, whatever
     the data show. With one input column the GP runs on a warped time ``u(t) = (1 - alpha) t + alpha l(t)``
@@ -263,7 +279,46 @@ class WassersteinPathRegressor(RegressorMixin, BaseEstimator):
         if "random_state" in embedding.get_params() and embedding.get_params()["random_state"] is None:
             embedding.set_params(random_state=rng.randint(np.iinfo(np.int32).max))
         V = embedding.fit(coll.clouds, weights=coll.weights).transform(coll.clouds, weights=coll.weights)
-        return self._fit_tangents(X, V, embedding, coll.dirac, coll.y_ndim, rng)
+        self._fit_tangents(X, V, embedding, coll.dirac, coll.y_ndim, rng)
+        return self._calibrate(coll.clouds, coll.weights)
+
+    def _calibrate(self, clouds, weights):
+        """``resolution_``: the W2 error a prediction makes beyond the path's posterior uncertainty, by leaving
+        each snapshot out of the fitted path (kernel frozen).
+
+        Each left-out snapshot i (interior in time, so that the gap is an interpolation) is predicted from the
+        others; its squared W2 error e_i² against the snapshot, less the posterior variance s_i² of that
+        prediction, is what the GP does not account for: the LOT reference's discretisation and the sampling
+        noise of a finite cloud. ``resolution_² = max(mean(e_i² − s_i²), p²)``, p² the mean squared W2 error of
+        projecting each snapshot on the reference (all there is with no interior snapshot or a constant path).
+        """
+        emb = self.embedding_
+        wref = emb.reference_weights_
+        proj = emb.inverse_transform(self.tangents_)
+        floor = float(np.mean(wasserstein2_squared(proj, clouds, weights_pred=wref, weights_truth=weights)))
+        n = len(clouds)
+        order = np.argsort(self.times_[:, 0], kind="stable") if self.n_features_in_ == 1 else np.arange(n)
+        held = order[1:-1] if self.n_features_in_ == 1 else order
+        if self._state is None or len(held) == 0 or n < 3:
+            self.resolution_ = float(np.sqrt(floor))
+            self.resolution_source_ = "projection"
+            return self
+        Z, Y = self._inputs(self.times_), self._standardised()
+        scale2 = float(np.sum(self.output_std_ ** 2))
+        excess = []
+        for i in held:
+            keep = np.arange(n) != i
+            state = _GPState(Z[keep], Y[keep], self.gp_.kernel_, self.gp_.alpha)
+            coef = self.output_mean_ + state.mean(Z[i:i + 1]) * self.output_std_
+            cloud = emb.inverse_transform(self.mean_tangent_ + coef @ self.components_)
+            e2 = wasserstein2_squared(cloud, [clouds[i]], weights_pred=wref, weights_truth=[weights[i]])[0]
+            excess.append(e2 - float(state.var(Z[i:i + 1])[0]) * scale2)
+        loso = float(np.mean(excess))
+        # with few snapshots the left-out gaps are wide, their posterior variance swamps the excess, and the
+        # estimate falls below the projection error, which is certainly part of the error: keep the larger
+        self.resolution_source_ = "leave-one-snapshot-out" if loso > floor else "projection"
+        self.resolution_ = float(np.sqrt(max(loso, floor)))
+        return self
 
     def _fit_tangents(self, X, V, embedding, dirac, y_ndim, rng, warm_start=None):
         """Everything after the embedding (also used by LOTActiveExperimenter with a fixed embedding).
@@ -431,7 +486,8 @@ class WassersteinPathRegressor(RegressorMixin, BaseEstimator):
         X : array-like of shape (T,) or (T, n_features_in_)
             Times.
         return_std : bool, default=False
-            Also return the posterior standard deviation in W2 units.
+            Also return the posterior standard deviation of the path in W2 units (see Notes: it excludes
+            ``resolution_``; :meth:`expected_w2_error` includes it).
 
         Returns
         -------
@@ -444,6 +500,27 @@ class WassersteinPathRegressor(RegressorMixin, BaseEstimator):
         V, std = self.predict_tangent(X, return_std=True)
         out = self._to_output(V)
         return (out, std) if return_std else out
+
+    def expected_w2_error(self, X):
+        """Root-mean-square W2 error expected of :meth:`predict` at times ``X``, against a fresh sample of the truth.
+
+        ``sqrt(std² + resolution_²)``: the posterior uncertainty of the path (``return_std`` of :meth:`predict`)
+        plus the error a prediction makes even where the path is known, from the LOT reference's finite support
+        and the sampling noise of finite clouds (``resolution_``, estimated by leaving each snapshot out of the
+        fitted path). This, not ``return_std``, is the scale of the realised error.
+
+        Parameters
+        ----------
+        X : array-like of shape (T,) or (T, n_features_in_)
+            Times.
+
+        Returns
+        -------
+        error : ndarray of shape (T,)
+            Expected root-mean-square W2 error of each prediction.
+        """
+        std = self.predict_tangent(X, return_std=True)[1]
+        return np.sqrt(std ** 2 + self.resolution_ ** 2)
 
     def uncertainty(self, X):
         """Return the summed latent posterior variance U(t) of the kept components.
