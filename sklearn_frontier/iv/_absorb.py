@@ -52,6 +52,13 @@ def _missing(column):
 
 def _codes(column, name):
     try:
+        import pandas as pd
+
+        codes, _ = pd.factorize(column, sort=True)  # hashing: O(n), where np.unique sorts
+        return codes.astype(np.intp)
+    except ImportError:  # pragma: no cover - pandas is installed wherever DataFrames are passed
+        pass
+    try:
         _, codes = np.unique(column, return_inverse=True)
     except TypeError:  # mixed label types: their text tells them apart
         _, codes = np.unique(np.asarray([f"{type(v).__name__}:{v}" for v in column]), return_inverse=True)
@@ -103,9 +110,10 @@ def validate_absorb(absorb, n_samples):
 
 
 def _nested_in(fe_codes, groups):
-    """Whether every level of a fixed effect lies inside one cluster."""
-    pairs = np.unique(np.column_stack([fe_codes, groups]), axis=0)
-    return pairs.shape[0] == int(fe_codes.max()) + 1
+    """Whether every level of a fixed effect lies inside one cluster (O(n): each level's cluster, then a check)."""
+    cluster_of = np.empty(int(fe_codes.max()) + 1, dtype=groups.dtype)
+    cluster_of[fe_codes] = groups
+    return bool(np.all(cluster_of[fe_codes] == groups))
 
 
 def fixed_effect_dof(absorbed, groups=None):
