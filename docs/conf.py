@@ -198,6 +198,15 @@ def _provide_example_file():
 _provide_example_file()
 
 
+def _example_output_folder(app):
+    """Examples run in their source folder: their own PNGs go to the build folder instead (the gallery takes its
+    images from the open figures)."""
+    folder = Path(app.outdir) / "_example_figures"
+    folder.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("SKLEARN_FRONTIER_EXAMPLE_DIR", str(folder))
+
+
 def setup(app):
+    app.connect("builder-inited", _example_output_folder, priority=100)  # before sphinx-gallery runs them
     app.connect("autodoc-process-docstring", _process_docstring, priority=900)  # after numpydoc (500)
     app.connect("autodoc-skip-member", _skip_member)

@@ -58,4 +58,5 @@ ax.set_title(f"Active annotation on breast cancer, heterogeneous crowd ({len(see
 ax.legend(fontsize=8, loc="lower right")
 ax.grid(alpha=0.3)
 fig.tight_layout()
-fig.savefig(Path(__file__).with_suffix(".png"), dpi=110)
+folder = Path(os.environ.get("SKLEARN_FRONTIER_EXAMPLE_DIR", "."))  # the gallery's or yours, never beside this file
+fig.savefig(folder / "plot_active_annotation.png", dpi=110)

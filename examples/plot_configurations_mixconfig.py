@@ -53,7 +53,8 @@ axes[1].set_title("per-sample mixing: " + ", ".join(f"{k} acc {v:.3f}" for k, v 
 axes[1].set_xlabel("PC 1")
 axes[1].set_ylabel("PC 2")
 fig.tight_layout()
-out = Path(os.environ.get("SKLEARN_FRONTIER_EXAMPLE_OUT", Path(__file__).with_suffix(".png")))
+folder = Path(os.environ.get("SKLEARN_FRONTIER_EXAMPLE_DIR", "."))  # the gallery's or yours, never beside this file
+out = folder / "plot_configurations_mixconfig.png"
 fig.savefig(out, dpi=110)
 print(f"mean K: fine regime {mean_K[regime == 0].mean():.1f}, coarse regime {mean_K[regime == 1].mean():.1f}; "
       f"{scores}; saved {out}")

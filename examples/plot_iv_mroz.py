@@ -13,6 +13,7 @@ convention. Right: the partial first-stage F against the Stock–Yogo critical v
 regressor, two instruments). The data ship inside ``linearmodels`` (the test extra).
 """
 
+import os
 from pathlib import Path
 
 import matplotlib
@@ -51,7 +52,8 @@ def main():
         axes[1].text(1.45, value, f"Stock–Yogo {level} size", fontsize=7, va="bottom", ha="right")
     axes[1].set(ylabel="F", title="strength of the excluded instruments")
     fig.tight_layout()
-    fig.savefig(Path(__file__).with_suffix(".png"), dpi=90)
+    folder = Path(os.environ.get("SKLEARN_FRONTIER_EXAMPLE_DIR", "."))  # the gallery's or yours, never beside this file
+    fig.savefig(folder / "plot_iv_mroz.png", dpi=90)
     return {"coef": {k: f.coef_[0] for k, f in fits.items()}, "stderr": {k: f.stderr_[0] for k, f in fits.items()},
             "partial_f": main_fit.first_stage_f_[0], "sargan": main_fit.sargan_,
             "endogeneity": main_fit.endogeneity_}

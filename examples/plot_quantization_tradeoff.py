@@ -13,6 +13,7 @@ and the title says so. One layer by default (``python plot_quantization_tradeoff
 Lower-left is better.
 """
 
+import os
 import sys
 from pathlib import Path
 
@@ -117,7 +118,8 @@ def main(n_layers=1, max_iter=60, path=None):
     ax.set_title(title, fontsize=9)
     ax.legend()
     fig.tight_layout()
-    path = Path(path) if path else Path(__file__).with_suffix(".png")
+    folder = Path(os.environ.get("SKLEARN_FRONTIER_EXAMPLE_DIR", "."))  # the gallery's or yours, never beside this file
+    path = Path(path) if path else folder / "plot_quantization_tradeoff.png"
     fig.savefig(path, dpi=110)  # left open: the gallery's scraper takes its thumbnail from the open figures
     return res
 

@@ -7,6 +7,7 @@ Each panel plots the data projected on an estimated 2-D subspace, coloured by y,
 ``||P_hat - P_0||_F`` to the planted one. Runs in a few seconds and saves a PNG next to this script.
 """
 
+import os
 import time
 from pathlib import Path
 
@@ -38,4 +39,5 @@ for ax, (name, proj, dist, elapsed) in zip(axes, panels):
     ax.set(title=title, xlabel="direction 1", ylabel="direction 2")
 fig.colorbar(sc, ax=axes, label="y")
 fig.suptitle("Model B, n = 2000, p = 20: projections coloured by y")
-fig.savefig(Path(__file__).with_suffix(".png"), dpi=90)
+folder = Path(os.environ.get("SKLEARN_FRONTIER_EXAMPLE_DIR", "."))  # the gallery's or yours, never beside this file
+fig.savefig(folder / "plot_sdr_smave.png", dpi=90)

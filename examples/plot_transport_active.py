@@ -11,6 +11,7 @@ deviation after the last snapshot. Bottom: the W2^2 error of each surrogate over
 script.
 """
 
+import os
 import warnings
 from pathlib import Path
 
@@ -55,4 +56,5 @@ for (label, (_, err, _)), color in zip(runs.items(), ("tab:red", "tab:blue")):
     axes[2].plot(grid, err, color=color, label=f"{label}: mean {err.mean():.3f}")
 axes[2].set(xlabel="time", ylabel="W2^2 to the truth")
 axes[2].legend(fontsize=8)
-fig.savefig(Path(__file__).with_suffix(".png"), dpi=90)
+folder = Path(os.environ.get("SKLEARN_FRONTIER_EXAMPLE_DIR", "."))  # the gallery's or yours, never beside this file
+fig.savefig(folder / "plot_transport_active.png", dpi=90)

@@ -214,8 +214,9 @@ def test_example_runs(tmp_path, monkeypatch):
 
     script = Path(__file__).parents[1] / "examples" / "plot_active_annotation.py"
     monkeypatch.setenv("SKLEARN_FRONTIER_EXAMPLE_QUICK", "1")
+    monkeypatch.setenv("SKLEARN_FRONTIER_EXAMPLE_DIR", str(tmp_path))
     runpy.run_path(str(script), run_name="__main__")
-    assert script.with_suffix(".png").exists()
+    assert (tmp_path / "plot_active_annotation.png").exists()
 
 
 def test_loop_stops_on_threshold_and_exhaustion():

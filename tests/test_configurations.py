@@ -347,9 +347,9 @@ def test_example_runs(tmp_path, monkeypatch):
 
     script = Path(__file__).resolve().parents[1] / "examples" / "plot_configurations_mixconfig.py"
     monkeypatch.setenv("MPLBACKEND", "Agg")
-    monkeypatch.setenv("SKLEARN_FRONTIER_EXAMPLE_OUT", str(tmp_path / "out.png"))
+    monkeypatch.setenv("SKLEARN_FRONTIER_EXAMPLE_DIR", str(tmp_path))
     runpy.run_path(str(script), run_name="__main__")
-    assert (tmp_path / "out.png").exists()
+    assert (tmp_path / "plot_configurations_mixconfig.png").exists()
 
 
 def test_early_stopping_and_single_rules(regime_data):

@@ -7,12 +7,13 @@ from pathlib import Path
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "plot_iv_many_treatments.py"
 
 
-def test_example_runs_and_shows_the_trap():
+def test_example_runs_and_shows_the_trap(tmp_path, monkeypatch):
+    monkeypatch.setenv("SKLEARN_FRONTIER_EXAMPLE_DIR", str(tmp_path))  # examples write where they are told
     namespace = runpy.run_path(str(EXAMPLE), run_name="example")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         out = namespace["main"]()
-    assert EXAMPLE.with_suffix(".png").exists()
+    assert (tmp_path / "plot_iv_many_treatments.png").exists()
     assert out["r2_pick"] == "OLS" and out["iv_pick"] == "IV r=3"
     assert out["ig"][-1] < 0.2 * out["pca"][-1]  # large overlap angle: PCA is biased
     assert 0.5 < out["ig"][0] / out["pca"][0] < 2  # control design: both accurate
@@ -21,12 +22,13 @@ def test_example_runs_and_shows_the_trap():
 MROZ = Path(__file__).resolve().parents[1] / "examples" / "plot_iv_mroz.py"
 
 
-def test_mroz_example_runs_and_reports_the_textbook_numbers():
+def test_mroz_example_runs_and_reports_the_textbook_numbers(tmp_path, monkeypatch):
     import pytest
 
     pytest.importorskip("linearmodels")
+    monkeypatch.setenv("SKLEARN_FRONTIER_EXAMPLE_DIR", str(tmp_path))
     out = runpy.run_path(str(MROZ), run_name="example")["main"]()
-    assert MROZ.with_suffix(".png").exists()
+    assert (tmp_path / "plot_iv_mroz.png").exists()
     assert abs(out["coef"]["2SLS nonrobust"] - 0.061397) < 1e-6
     assert abs(out["stderr"]["2SLS nonrobust"] - 0.031437) < 1e-6
     assert abs(out["partial_f"] - 55.4003) < 1e-4

@@ -9,4 +9,4 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "plot_topology_ceo.
 def test_example_runs(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     runpy.run_path(str(EXAMPLE), run_name="__main__")
-    assert EXAMPLE.with_suffix(".png").exists()
+    assert (tmp_path / "plot_topology_ceo.png").exists()  # the working directory, not beside the script
