@@ -4,16 +4,38 @@ and each family's verdict in the estimators table (``<!-- claim:verdict-FAMILY -
 import re
 
 from benchmarks import _layout
-from benchmarks._claims import build_claims, headline_table, quick_rows_note
+from benchmarks._claims import Claim, build_claims, headline_table, quick_rows_note
 from benchmarks._results import candidates
 
 CLAIM_SPAN = re.compile(r"<!-- claim:(?P<id>[\w-]+) -->(?P<text>.*?)<!-- /claim:(?P=id) -->", re.DOTALL)
 
 
+TWINS = {"_numba.py": "a numba twin (CPU)", "_triton.py": "Triton kernels (GPU)",
+         "_torch.py": "torch's own operators as a backend"}
+
+
+def kernel_twins():
+    """Which kernel families have which fast twins beside their reference, read from ``kernels/*/``."""
+    folders = sorted(p for p in (_layout.ROOT / "kernels").glob("*") if (p / "_reference.py").exists())
+    by_twin = {twin: [f.name for f in folders if (f / twin).exists()] for twin in TWINS}
+    c = Claim()
+    if not folders:
+        return c.say("no kernel families")
+    everywhere = [twin for twin, names in by_twin.items() if len(names) == len(folders)]
+    parts = [f"{TWINS[twin]} in every kernel family" for twin in everywhere]
+    parts += [f"{TWINS[twin]} in {', '.join(names)} only" for twin, names in by_twin.items()
+              if names and twin not in everywhere]
+    missing = [f.name for f in folders if not any((f / twin).exists() for twin in TWINS)]
+    if missing:
+        parts.append(f"no fast twin yet in {', '.join(missing)}")
+    return c.say("; ".join(parts))
+
+
 def readme_claims(results=None):
     """``{span id: Claim}`` of every span the README may hold."""
     results = candidates() if results is None else results
-    out = {"headlines": headline_table(results), "quick-rows": quick_rows_note(results)}
+    out = {"headlines": headline_table(results), "quick-rows": quick_rows_note(results),
+           "kernel-twins": kernel_twins()}
     out.update({f"verdict-{family}": fc.verdict for family, fc in build_claims(results).items()})
     return out
 

@@ -207,3 +207,72 @@ def test_every_link_in_the_readme_leads_to_a_file_of_the_repository():
     assert any(t.startswith("docs/guide/") for t in targets) and any(t.startswith("docs/benchmarks/") for t in targets)
     missing = sorted(t for t in targets if not (ROOT / t).exists())
     assert not missing, f"README.md links to files that do not exist: {missing}"
+
+
+# ------------------------------------------------------------------ figures typed into the docs and docstrings
+# A benchmark figure in prose is a ratio ("0.64×", "3.5x"), an "N times faster", a percentage of speed or error,
+# a timing ("took 4 s") or two decimals set against each other ("0.95 vs 0.97"). Such figures come from the
+# results through the claims mechanism (the generated pages and verdict blocks) or are left out.
+_RATIO = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?[×x](?=\s?(\S*))")
+_SHAPE_AFTER = re.compile(r"^(\d|[A-Za-z_][A-Za-z_0-9]?\b|[A-Za-z]\W|n_|\()")  # 8×8, 64 × k, n × n: shapes
+_FIGURE = re.compile(
+    r"\d+(?:\.\d+)?\s?(?:times|fold)\s+(?:faster|slower|the|as|more|less)"
+    r"|\d+(?:\.\d+)?\s?%\s*(?:faster|slower|lower|higher|better|worse|more|less|RMSE|error)"
+    r"|(?:took|takes|ran in|runs in|fits in)\s+(?:about\s+)?\d+(?:\.\d+)?\s?(?:ms|s|seconds|minutes|min)\b"
+    r"|\d\.\d+\s*(?:vs\.?|versus|against)\s*\d\.\d+"
+    r"|(?:faster|slower)\s+than\b[^.]*", re.IGNORECASE)
+
+
+def _figures(text):
+    found = [m.group(0) for m in _RATIO.finditer(text) if not _SHAPE_AFTER.match(m.group(1) or "")]
+    for m in _FIGURE.finditer(text):
+        if not re.match(r"(?i)(faster|slower)\s+than", m.group(0)) or re.search(r"\d", m.group(0)):
+            found.append(m.group(0))
+    return found
+
+
+def _rst_prose(text):
+    """A reST page without its code, literal blocks, directives and inline literals (generated includes are
+    directives, so generated figures are not prose)."""
+    out, skip = [], False
+    for line in text.splitlines():
+        if skip and (not line.strip() or line[:1] in " \t"):
+            continue
+        skip = False
+        if line.rstrip().endswith("::") or line.lstrip().startswith(".. "):
+            skip = True
+            if line.lstrip().startswith(".. "):
+                continue
+        out.append(line)
+    return re.sub(r"``[^`]*``", "", "\n".join(out))
+
+
+def _docstrings_and_comments(path):
+    import ast
+
+    source = path.read_text()
+    texts = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            doc = ast.get_docstring(node, clean=False)
+            if doc:
+                texts.append("\n".join(x for x in doc.splitlines() if not x.strip().startswith((">>>", "..."))))
+    texts += [line.split("#", 1)[1] for line in source.splitlines() if "#" in line]
+    return [re.sub(r"``[^`]*``", "", t) for t in texts]
+
+
+def test_no_benchmark_figure_is_typed_into_the_docs_or_the_docstrings():
+    typed = []
+    for page in sorted([*(ROOT / "docs" / "guide").glob("*.rst"), *(ROOT / "docs").glob("*.rst")]):
+        typed += [f"{page.relative_to(ROOT)}: {f!r}" for f in _figures(_rst_prose(page.read_text()))]
+    for path in sorted([*(ROOT / "sklearn_frontier").rglob("*.py"), *(ROOT / "kernels").rglob("*.py")]):
+        for text in _docstrings_and_comments(path):
+            typed += [f"{path.relative_to(ROOT)}: {f!r}" for f in _figures(text)]
+    assert typed == [], "benchmark figures typed into prose (generate them from the results or leave them out): " \
+        + "; ".join(typed)
+
+
+def test_the_figure_detector_tells_measurements_from_shapes():
+    assert _figures("the kernel ran 0.64× the float time; 15-30x slower; 1.9 times faster; 4-8% RMSE")
+    assert _figures("coverage 0.95 vs 0.97-0.98") and _figures("it did not run faster than float32 here")
+    assert _figures("an 8×8 image, a 64 × k basis, n x n buffers, the 95 % interval, 10% labels") == []
