@@ -20,7 +20,7 @@ import warnings
 
 import numpy as np
 
-from benchmarks._harness import headline_pair, markdown_table, write_results
+from benchmarks._harness import headline_pair, markdown_table, per_seed_columns, write_results
 from benchmarks._timing import Stopwatch, timed
 
 PATHS = ("bifurcation", "drift", "gaussian")
@@ -148,7 +148,9 @@ def main(argv=None):
             for method in METHODS:
                 mean, se = _mean_se(errors[method])
                 per_seed_ratio = [e / u for e, u in zip(errors[method], errors["uniform"])]
-                row = {"path": kind, "budget": budget, "method": method, "mean_W2sq": mean, "se": se,
+                row = {"path": kind, "budget": budget, "method": method, "mean_W2sq": mean,
+                       **{k: v for k, v in per_seed_columns("mean_W2sq", errors[method], list(seeds)).items()
+                          if k != "mean_W2sq"}, "se": se,
                        "ratio_vs_uniform": mean / np.mean(errors["uniform"]),
                        "ratio_vs_random": mean / np.mean(errors["random"]),
                        "wins_vs_uniform": f"{sum(r < 1 for r in per_seed_ratio)}/{len(per_seed_ratio)}",
