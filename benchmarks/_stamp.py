@@ -131,7 +131,11 @@ def threads():
 
 def machine_stamp():
     """The machine record of a results file (see the module doc)."""
-    return {"cpu_model": cpu_model(), "simd": simd(), "threads": threads(),
+    try:  # how busy the machine was (timings on a shared machine are read against it)
+        load = [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        load = None
+    return {"cpu_model": cpu_model(), "simd": simd(), "threads": threads(), "load_average_1_5_15_min": load,
             "versions": {name: _version(name) for name in LIBRARIES},
             "python": platform.python_version(), "platform": platform.platform(), "cpu_count": os.cpu_count()}
 
