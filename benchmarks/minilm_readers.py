@@ -20,7 +20,7 @@ both readers give the same ids and masks, tensors, or embeddings. Needs ``gt-all
 import argparse
 import statistics
 
-from benchmarks._harness import headline_pair, write_results
+from benchmarks._harness import headline_pair, per_seed_columns, write_results
 from benchmarks._timing import timed
 
 READERS = ("builtin", "package")
@@ -84,6 +84,8 @@ def run(quick):
         for r in READERS:
             cpu = statistics.median(c for c, _ in times[r])
             rows.append({"task": task, "reader": r, "cpu_median_s": round(cpu, 4),
+                         **{k: v for k, v in per_seed_columns("cpu_median_s", [c for c, _ in times[r]]).items()
+                            if k != "cpu_median_s"},  # per-repeat CPU seconds (a timing: no seeds)
                          "wall_median_s": round(statistics.median(w for _, w in times[r]), 4),
                          "speedup_vs_builtin": round(base_cpu / cpu, 2), "identical": identical,
                          "repeats": repeats})
