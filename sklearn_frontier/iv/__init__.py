@@ -10,6 +10,10 @@ their own instruments; the intercept is added as usual), groups the clusters of 
 - :class:`InstrumentGuidedIVRegressor`: 2SLS on that representation; ``coef_`` is the identified
   minimum-norm effect, with HC1 inference, weak-IV diagnostics and intervention effects.
 - :class:`TwoStageLeastSquares`, :class:`PCATwoStageLeastSquares`, :func:`make_pca_2sls`: baselines.
+- :class:`KClassIVRegressor`: LIML, Fuller and fixed-κ estimation beside 2SLS (equal to linearmodels' ``IVLIML``).
+  It and :class:`TwoStageLeastSquares` absorb categorical fixed effects (``fit(..., absorb=...)``, partialled out
+  by alternating projections, degrees of freedom as pyfixest's) and take ``weight_type="frequency"`` (default:
+  a weight counts rows) or ``"analytic"`` (relative precisions, as linearmodels' ``weights=``).
 - :func:`projected_mse`, :func:`make_iv_scorer`: Z-aware model selection (R² on a confounded y rewards
   absorbing the confounding, so it prefers OLS and too many components).
 
