@@ -210,7 +210,10 @@ def test_reopening_in_a_fresh_process_resumes_exactly(tmp_path):
     assert json.loads(rest[-1]) == expected[40:]
     again = AnnotationSession(make(), X, store=path)
     np.testing.assert_array_equal(again.annotator.annotations_, whole.annotator.annotations_)
+    # the next selection weighs every stored label by its worker's quality, alike in both
+    assert again.next_item("w9") == whole.next_item("w9")
     np.testing.assert_allclose(again.annotator.uncertainty_, whole.annotator.uncertainty_, rtol=0, atol=1e-12)
+    assert again.worker_quality() == whole.worker_quality()
     np.testing.assert_array_equal(again.labels(), whole.labels())
     whole.close()
     again.close()

@@ -87,8 +87,17 @@ def _observations(codes):
     return rows, cols, codes[rows, cols].astype(np.int64)
 
 
-def _dawid_skene_codes(codes, K, *, model="full", max_iter=100, tol=1e-6, smoothing=0.01):
-    """EM on integer codes; returns ``(T, params)`` with T the (n, K) posteriors."""
+def _dawid_skene_codes(codes, K, *, model="full", max_iter=100, tol=1e-6, smoothing=0.01, confusion_prior=None,
+                       init=None, gold=None):
+    """EM on integer codes; returns ``(T, params)`` with T the (n, K) posteriors.
+
+    ``confusion_prior`` (K, K) replaces ``smoothing`` as the additive pseudo-counts of every worker's confusion
+    rows (full model only): the MAP estimate under a Dirichlet prior, which the online model shares. ``init``
+    (n, K) starts EM from given posteriors instead of the normalized votes. ``gold`` ({item: code}) pins the
+    posteriors of items whose class is known.
+    """
+    gold_rows = np.fromiter((gold or {}).keys(), np.int64)
+    gold_codes = np.fromiter((gold or {}).values(), np.int64)
     if model not in ("full", "one_coin"):
         raise ValueError(f"model must be 'full' or 'one_coin', got {model!r}.")
     n, m = codes.shape
@@ -97,6 +106,9 @@ def _dawid_skene_codes(codes, K, *, model="full", max_iter=100, tol=1e-6, smooth
     C = count_votes(codes, K)
     labelled = C.sum(axis=1) > 0
     T = np.where(labelled[:, None], C / np.maximum(C.sum(axis=1, keepdims=True), 1), 1.0 / K)
+    if init is not None:
+        T = np.array(init, dtype=float)
+    S = np.full((K, K), s) if confusion_prior is None else np.asarray(confusion_prior, dtype=float)
     n_l = int(labelled.sum())
     per_worker = np.bincount(cols, minlength=m).astype(float)
     objective, converged, it = -np.inf, False, 0
@@ -107,9 +119,9 @@ def _dawid_skene_codes(codes, K, *, model="full", max_iter=100, tol=1e-6, smooth
             num = np.empty((m, K, K))
             for k in range(K):
                 num[:, k, :] = np.bincount(cols * K + labs, weights=T[rows, k], minlength=m * K).reshape(m, K)
-            conf = (num + s) / (num.sum(axis=2, keepdims=True) + K * s)
+            conf = (num + S) / (num.sum(axis=2, keepdims=True) + S.sum(axis=1)[:, None])
             log_conf = np.log(conf)
-            log_reg = s * (np.log(prior).sum() + log_conf.sum())
+            log_reg = s * np.log(prior).sum() + float((S * log_conf).sum())
         else:
             hit = np.bincount(cols, weights=T[rows, labs], minlength=m)
             acc = (hit + s) / (per_worker + 2 * s)
@@ -125,6 +137,8 @@ def _dawid_skene_codes(codes, K, *, model="full", max_iter=100, tol=1e-6, smooth
         norm = logsumexp(logT, axis=1, keepdims=True)
         T = np.exp(logT - norm)
         T[~labelled] = prior
+        if gold_rows.size:
+            T[gold_rows] = np.eye(K)[gold_codes]
         new_objective = float(norm[labelled].sum() + log_reg)
         if it > 1 and new_objective - objective < tol * abs(new_objective):
             objective = new_objective

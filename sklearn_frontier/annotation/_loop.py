@@ -140,10 +140,31 @@ def run_annotation_loop(annotator, X, crowd, budget, *, batch_size=None, initial
     (80, 'budget')
     """
     X = np.asarray(X)
-    n = X.shape[0]
-    m = int(crowd.n_workers)
+    n, m = X.shape[0], int(crowd.n_workers)
     budget = int(budget)
     b = int(batch_size if batch_size is not None else annotator.batch_size)
+    _check_loop_args(n, budget, b, initial_pass, y_true, aggregator, store, checkpoint, journal)
+    if annotator.classes is None:
+        annotator.set_params(classes=np.asarray(crowd.classes_))
+    run = _LoopRun(annotator, crowd, budget, b, y_true, aggregator, eval_every, eval_random_state, checkpoint,
+                   checkpoint_every, journal, n)
+    owned_store = False
+    if store is not None:
+        store, owned_store = _open_store(store)
+        run.resume_from_store(store, X, m, resume)
+    if resume and checkpoint is not None and os.path.exists(checkpoint):
+        run.resume_from_checkpoint(checkpoint)
+    try:
+        if run.loop is None:
+            run.start(X, m, initial_pass, store)
+        run.run(callback, verbose)
+    finally:
+        if owned_store:
+            store.close()
+    return run.result()
+
+
+def _check_loop_args(n, budget, b, initial_pass, y_true, aggregator, store, checkpoint, journal):
     if b < 1:
         raise ValueError(f"batch_size must be >= 1, got {b}.")
     if initial_pass and budget < n:
@@ -158,19 +179,45 @@ def run_annotation_loop(annotator, X, crowd, budget, *, batch_size=None, initial
     if journal is not None:
         warn_user("journal= is deprecated and will be removed; pass store= (a label store that keeps every "
                   "label and resumes without asking for it again).", FutureWarning)
-    if annotator.classes is None:
-        annotator.set_params(classes=np.asarray(crowd.classes_))
-    classes = np.asarray(annotator.classes)
-    truth_codes = None if y_true is None else encode_labels(np.asarray(y_true), classes)
-    keys = np.random.default_rng(eval_random_state).random((n, classes.size))
-    every = int(eval_every) if eval_every is not None else max(b, math.ceil(n / 20))
-    has_crowd_state = hasattr(crowd, "get_state") and hasattr(crowd, "set_state")
 
-    loop = None
-    session = None
-    owned_store = False
-    if store is not None:
-        store, owned_store = _open_store(store)
+
+def _loop_state(arrays):
+    return {"spent": int(arrays["loop/spent"]), "next_eval": int(arrays["loop/next_eval"]),
+            "batches": int(arrays["loop/batches"]),
+            "history": {k: list(arrays["history/" + k]) for k in _HISTORY_KEYS}}
+
+
+class _LoopRun:
+    """One run of :func:`run_annotation_loop`: its counters, history and where it records them, step by step.
+
+    The steps: resume (from a store or a checkpoint) or start (the initial pass), then :meth:`run` (evaluate,
+    stop or checkpoint, query, ask the crowd, record), then :meth:`result`.
+    """
+
+    def __init__(self, annotator, crowd, budget, b, y_true, aggregator, eval_every, eval_random_state,
+                 checkpoint, checkpoint_every, journal, n):
+        self.annotator, self.crowd, self.budget, self.b = annotator, crowd, budget, b
+        self.classes = np.asarray(annotator.classes)
+        self.truth_codes = None if y_true is None else encode_labels(np.asarray(y_true), self.classes)
+        self.aggregator = aggregator
+        self.keys = np.random.default_rng(eval_random_state).random((n, self.classes.size))
+        self.every = int(eval_every) if eval_every is not None else max(b, math.ceil(n / 20))
+        self.checkpoint, self.checkpoint_every, self.journal = checkpoint, checkpoint_every, journal
+        self.has_crowd_state = hasattr(crowd, "get_state") and hasattr(crowd, "set_state")
+        self.session = None
+        self.loop = None
+        self.wall = 0.0
+        self.stop_reason = None
+
+    def _crowd_state(self):
+        return self.crowd.get_state() if self.has_crowd_state else {}
+
+    def _set_crowd_state(self, arrays):
+        if self.has_crowd_state:
+            self.crowd.set_state({k[len("crowd/"):]: v for k, v in arrays.items() if k.startswith("crowd/")})
+
+    # -- resume or start ----------------------------------------------------------------------------------
+    def resume_from_store(self, store, X, m, resume):
         with store.transaction(write=False):
             blob = store.get_blob("loop")
             has_labels = bool(store.read_meta())
@@ -179,67 +226,64 @@ def run_annotation_loop(annotator, X, crowd, budget, *, batch_size=None, initial
         if blob is not None and not resume:
             raise ValueError(f"The label store {store.path} already holds a run: pass resume=True to continue it, "
                              "or a new store.")
-        if blob is not None:
-            from ._session import AnnotationSession
+        if blob is None:
+            return
+        from ._session import AnnotationSession
 
-            arrays = _unpack(blob)
-            session = AnnotationSession.__new__(AnnotationSession)
-            start = time.perf_counter()
-            session._open(annotator, X, store)
-            annotator = session.annotator
-            if session.workers != list(range(m)):
-                raise ValueError(f"The label store {store.path} has workers {session.workers[:5]}..., not the "
-                                 f"crowd's 0..{m - 1}.")
-            if has_crowd_state:
-                crowd.set_state({k[len("crowd/"):]: v for k, v in arrays.items() if k.startswith("crowd/")})
-            loop = {"spent": int(arrays["loop/spent"]), "next_eval": int(arrays["loop/next_eval"]),
-                    "batches": int(arrays["loop/batches"]),
-                    "history": {k: list(arrays["history/" + k]) for k in _HISTORY_KEYS}}
-    if resume and checkpoint is not None and os.path.exists(checkpoint):
+        arrays = _unpack(blob)
+        self.session = AnnotationSession.__new__(AnnotationSession)
+        start = time.perf_counter()
+        self.session._open(self.annotator, X, store)
+        self.annotator = self.session.annotator
+        if self.session.workers != list(range(m)):
+            raise ValueError(f"The label store {store.path} has workers {self.session.workers[:5]}..., not the "
+                             f"crowd's 0..{m - 1}.")
+        self._set_crowd_state(arrays)
+        self.loop = _loop_state(arrays)
+        self.wall += time.perf_counter() - start
+
+    def resume_from_checkpoint(self, checkpoint):
         arrays = read_state_file(checkpoint)
-        annotator = from_state_arrays(arrays, prefix="annotator/", source=os.fspath(checkpoint))
+        self.annotator = from_state_arrays(arrays, prefix="annotator/", source=os.fspath(checkpoint))
         missing = [k for k in ("loop/spent", "loop/next_eval", "loop/batches") if k not in arrays]
         if missing:
             raise StateFileError(os.fspath(checkpoint), "missing member", f"the member {missing[0]!r} is missing.")
-        if has_crowd_state:
-            crowd.set_state({k[len("crowd/"):]: v for k, v in arrays.items() if k.startswith("crowd/")})
-        loop = {"spent": int(arrays["loop/spent"]), "next_eval": int(arrays["loop/next_eval"]),
-                "batches": int(arrays["loop/batches"]),
-                "history": {k: list(arrays["history/" + k]) for k in _HISTORY_KEYS}}
-    wall = 0.0
-    if loop is None:
-        numeric = classes.dtype.kind in "iufb"
+        self._set_crowd_state(arrays)
+        self.loop = _loop_state(arrays)
+
+    def start(self, X, m, initial_pass, store):
+        """The initial pass (one label per sample), then the first fit (in the new store's first transaction)."""
+        n = X.shape[0]
+        numeric = self.classes.dtype.kind in "iufb"
         Y = np.full((n, m), np.nan if numeric else None, dtype=float if numeric else object)
         spent = 0
         if initial_pass:
             for i in range(n):
-                out = crowd.label(i)
+                out = self.crowd.label(i)
                 if out is not None:
                     Y[i, out[1]] = out[0]
                     spent += 1
-            if journal is not None:
+            if self.journal is not None:
                 r, c = np.nonzero(~_missing(Y))
-                journal_append(journal, 0, r, c, Y[r, c])
-        loop = {"spent": spent, "next_eval": spent, "batches": 0, "history": {k: [] for k in _HISTORY_KEYS}}
+                journal_append(self.journal, 0, r, c, Y[r, c])
+        self.loop = {"spent": spent, "next_eval": spent, "batches": 0, "history": {k: [] for k in _HISTORY_KEYS}}
         start = time.perf_counter()
         if store is None:
-            annotator.fit(X, Y)
-        else:  # the initial pass is the new store's first transaction, so the first fit sees it
+            self.annotator.fit(X, Y)
+        else:
             from ._session import AnnotationSession
 
             r, c = np.nonzero(~_missing(Y))
-            session = AnnotationSession.__new__(AnnotationSession)
-            session._open(annotator, X, store, workers=range(m), initial=zip(r, c, Y[r, c]),
-                          blobs={"loop": _pack(_loop_arrays(loop, crowd.get_state() if has_crowd_state else {}))})
-        wall += time.perf_counter() - start
-    history = loop["history"]
-    if history["wall_time"]:
-        wall = history["wall_time"][-1]
-    spent, next_eval, batches = loop["spent"], loop["next_eval"], loop["batches"]
+            self.session = AnnotationSession.__new__(AnnotationSession)
+            self.session._open(self.annotator, X, store, workers=range(m), initial=zip(r, c, Y[r, c]),
+                               blobs={"loop": _pack(_loop_arrays(self.loop, self._crowd_state()))})
+        self.wall = time.perf_counter() - start
 
-    def evaluate():
-        history["n_labels"].append(spent)
-        history["label_accuracy"].append(_evaluate(annotator, truth_codes, aggregator, keys))
+    # -- the loop ---------------------------------------------------------------------------------------------
+    def evaluate(self):
+        history, annotator = self.loop["history"], self.annotator
+        history["n_labels"].append(self.loop["spent"])
+        history["label_accuracy"].append(_evaluate(annotator, self.truth_codes, self.aggregator, self.keys))
         u = annotator.uncertainty_
         history["mean_uncertainty"].append(float(np.mean(u)))
         history["max_uncertainty"].append(float(np.max(u)))
@@ -247,104 +291,126 @@ def run_annotation_loop(annotator, X, crowd, budget, *, batch_size=None, initial
         lam = getattr(annotator, "propagation_strength_", 0.0) if hasattr(annotator, "propagated_evidence_") \
             else 0.0
         history["propagation_strength"].append(float(lam))
-        history["wall_time"].append(wall)
+        history["wall_time"].append(self.wall)
 
-    def save(commit):
-        arrays = state_arrays(annotator, prefix="annotator/")
-        if has_crowd_state:
-            arrays.update({"crowd/" + k: v for k, v in commit["crowd"].items()})
+    def save_checkpoint(self, commit):
+        arrays = state_arrays(self.annotator, prefix="annotator/")
+        arrays.update({"crowd/" + k: v for k, v in commit["crowd"].items()})
         arrays.update({"loop/spent": np.array(commit["spent"]), "loop/next_eval": np.array(commit["next_eval"]),
                        "loop/batches": np.array(commit["batches"])})
         arrays.update({"history/" + k: np.asarray(v, dtype=float) for k, v in commit["history"].items()})
-        atomic_savez(checkpoint, arrays)
+        atomic_savez(self.checkpoint, arrays)
 
-    bar = progress_bar(total=budget, desc=type(annotator).__name__, verbose=verbose, unit="label")
-    bar.update(spent)
-    last_refresh = 0.0
-    stop_reason = None
-    commit = None
-    try:
-        while True:
-            if spent >= next_eval:
-                evaluate()
-                next_eval = spent + every
-            if callback is not None and callback(annotator, {"n_labels": spent, "history": history}):
-                stop_reason = "callback"
-                break
-            if spent >= budget:
-                stop_reason = "budget"
-                break
-            if checkpoint is not None:
-                commit = {"crowd": crowd.get_state() if has_crowd_state else {}, "spent": spent,
-                          "next_eval": next_eval, "batches": batches, "seen": annotator.n_labels_seen_,
-                          "history": {k: list(v) for k, v in history.items()}}
-                if batches % max(int(checkpoint_every), 1) == 0:
-                    save(commit)
+    def ask_crowd(self, picks):
+        """The crowd's answers to the picked samples: rows, worker columns and labels (None: no answer)."""
+        rows, cols, labels = [], [], []
+        for i in picks:
+            out = self.crowd.label(int(i))
+            if out is not None:
+                rows.append(int(i))
+                labels.append(out[0])
+                cols.append(int(out[1]))
+        if not rows:
+            return None
+        return rows, cols, np.asarray(labels, dtype=object if isinstance(labels[0], str) else None)
+
+    def record(self, rows, cols, labels):
+        """Apply a batch: the journal first, then the annotator, or one store transaction with the loop state."""
+        loop = self.loop
+        if self.journal is not None:
+            journal_append(self.journal, loop["spent"], rows, cols, labels)
+        start = time.perf_counter()
+        if self.session is None:
+            self.annotator.update(np.asarray(rows), labels, annotators=np.asarray(cols))
+        self.wall += time.perf_counter() - start
+        loop["spent"] += len(rows)
+        loop["batches"] += 1
+        if self.session is not None:  # one transaction: the batch's labels with the state that follows them
             start = time.perf_counter()
-            picks = annotator.query(min(b, budget - spent))
-            wall += time.perf_counter() - start
-            if picks.size == 0:
-                threshold = getattr(annotator, "stop_threshold", None)
-                eligible, _ = annotator._eligible(None, None)
-                stop_reason = "threshold" if threshold is not None and eligible.any() else "exhausted"
-                break
-            rows, cols, labels = [], [], []
-            for i in picks:
-                out = crowd.label(int(i))
-                if out is not None:
-                    rows.append(int(i))
-                    labels.append(out[0])
-                    cols.append(int(out[1]))
-            if not rows:
-                stop_reason = "crowd_exhausted"
-                break
-            labels = np.asarray(labels, dtype=object if isinstance(labels[0], str) else None)
-            if journal is not None:
-                journal_append(journal, spent, rows, cols, labels)
-            start = time.perf_counter()
-            if session is None:
-                annotator.update(np.asarray(rows), labels, annotators=np.asarray(cols))
-            wall += time.perf_counter() - start
-            spent += len(rows)
-            batches += 1
-            if session is not None:  # one transaction: the batch's labels with the state that follows them
-                start = time.perf_counter()
-                state = {"spent": spent, "next_eval": next_eval, "batches": batches, "history": history}
-                blob = _pack(_loop_arrays(state, crowd.get_state() if has_crowd_state else {}))
-                session._record(rows, cols, labels, blobs={"loop": blob})
-                wall += time.perf_counter() - start
-            bar.update(len(rows))
-            now = time.perf_counter()
-            if verbose and now - last_refresh > 0.5:
-                last_refresh = now
-                acc = history["label_accuracy"][-1] if history["label_accuracy"] else float("nan")
-                bar.set_postfix(acc=f"{acc:.3f}", u=f"{np.mean(annotator.uncertainty_):.3f}",
-                                lam=f"{history['propagation_strength'][-1]:.2f}")
-    except KeyboardInterrupt:
-        if checkpoint is not None and commit is not None:
-            applied = annotator.n_labels_seen_ - commit["seen"]
-            if applied == 0:
-                if has_crowd_state:
-                    crowd.set_state(commit["crowd"])
-            else:
-                commit = {**commit, "crowd": crowd.get_state() if has_crowd_state else {},
-                          "spent": commit["spent"] + applied, "batches": commit["batches"] + 1}
-            save(commit)
-        raise
-    finally:
-        bar.close()
-        if owned_store:
-            store.close()
-    if not history["n_labels"] or history["n_labels"][-1] != spent:
-        evaluate()
-    out = {k: np.asarray(v, dtype=float) for k, v in history.items()}
-    out["n_labels"] = out["n_labels"].astype(np.int64)
-    out["stop_reason"] = stop_reason
-    out["aulc"] = _aulc(out["n_labels"], out["label_accuracy"], budget)
-    out["labels"] = annotator.labels_
-    out["annotation_matrix"] = annotator.get_annotation_matrix()
-    out["annotator"] = annotator
-    return out
+            blob = _pack(_loop_arrays(loop, self._crowd_state()))
+            self.session._record(rows, cols, labels, blobs={"loop": blob})
+            self.wall += time.perf_counter() - start
+
+    def _step(self, callback):
+        """One turn of the loop; returns the stop reason, or None to go on."""
+        loop, annotator = self.loop, self.annotator
+        if loop["spent"] >= loop["next_eval"]:
+            self.evaluate()
+            loop["next_eval"] = loop["spent"] + self.every
+        if callback is not None and callback(annotator, {"n_labels": loop["spent"], "history": loop["history"]}):
+            return "callback"
+        if loop["spent"] >= self.budget:
+            return "budget"
+        if self.checkpoint is not None:
+            self.commit = {"crowd": self._crowd_state(), "spent": loop["spent"], "next_eval": loop["next_eval"],
+                           "batches": loop["batches"], "seen": annotator.n_labels_seen_,
+                           "history": {k: list(v) for k, v in loop["history"].items()}}
+            if loop["batches"] % max(int(self.checkpoint_every), 1) == 0:
+                self.save_checkpoint(self.commit)
+        start = time.perf_counter()
+        picks = annotator.query(min(self.b, self.budget - loop["spent"]))
+        self.wall += time.perf_counter() - start
+        if picks.size == 0:
+            threshold = getattr(annotator, "stop_threshold", None)
+            eligible, _ = annotator._eligible(None, None)
+            return "threshold" if threshold is not None and eligible.any() else "exhausted"
+        answers = self.ask_crowd(picks)
+        if answers is None:
+            return "crowd_exhausted"
+        self.record(*answers)
+        return None
+
+    def run(self, callback, verbose):
+        history = self.loop["history"]
+        if history["wall_time"]:
+            self.wall = history["wall_time"][-1]
+        bar = progress_bar(total=self.budget, desc=type(self.annotator).__name__, verbose=verbose, unit="label")
+        bar.update(self.loop["spent"])
+        last_refresh = 0.0
+        self.commit = None
+        try:
+            while self.stop_reason is None:
+                before = self.loop["spent"]
+                self.stop_reason = self._step(callback)
+                bar.update(self.loop["spent"] - before)
+                now = time.perf_counter()
+                if verbose and now - last_refresh > 0.5:
+                    last_refresh = now
+                    acc = history["label_accuracy"][-1] if history["label_accuracy"] else float("nan")
+                    bar.set_postfix(acc=f"{acc:.3f}", u=f"{np.mean(self.annotator.uncertainty_):.3f}",
+                                    lam=f"{history['propagation_strength'][-1]:.2f}")
+        except KeyboardInterrupt:
+            self._save_on_interrupt()
+            raise
+        finally:
+            bar.close()
+
+    def _save_on_interrupt(self):
+        """A checkpoint of the labels applied so far (the crowd rewound to match), then the interrupt goes on."""
+        commit = self.commit
+        if self.checkpoint is None or commit is None:
+            return
+        applied = self.annotator.n_labels_seen_ - commit["seen"]
+        if applied == 0:
+            if self.has_crowd_state:
+                self.crowd.set_state(commit["crowd"])
+        else:
+            commit = {**commit, "crowd": self._crowd_state(), "spent": commit["spent"] + applied,
+                      "batches": commit["batches"] + 1}
+        self.save_checkpoint(commit)
+
+    def result(self):
+        history, spent = self.loop["history"], self.loop["spent"]
+        if not history["n_labels"] or history["n_labels"][-1] != spent:
+            self.evaluate()
+        out = {k: np.asarray(v, dtype=float) for k, v in history.items()}
+        out["n_labels"] = out["n_labels"].astype(np.int64)
+        out["stop_reason"] = self.stop_reason
+        out["aulc"] = _aulc(out["n_labels"], out["label_accuracy"], self.budget)
+        out["labels"] = self.annotator.labels_
+        out["annotation_matrix"] = self.annotator.get_annotation_matrix()
+        out["annotator"] = self.annotator
+        return out
 
 
 def _loop_arrays(loop, crowd_state):

@@ -78,7 +78,7 @@ def state_arrays(est, prefix=""):
         "feature_names": (np.asarray(est.feature_names_in_).astype(str) if hasattr(est, "feature_names_in_")
                           else np.zeros(0, dtype=str)),
         "classes": classes, "codes": est.annotations_, "codes_sha256": np.array(_sha256(est.annotations_)),
-        "counts": est.counts_, "uncertainty": est.uncertainty_, "log": est.log_,
+        "counts": est._plain_counts(), "uncertainty": est.uncertainty_, "log": est.log_,
         "random_seed": np.array(est.random_seed_), "n_labels_seen": np.array(est.n_labels_seen_),
     }
     if hasattr(est, "propagated_evidence_"):

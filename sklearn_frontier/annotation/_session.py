@@ -12,6 +12,8 @@ from sklearn.exceptions import DataConversionWarning
 from sklearn.utils import check_array, check_random_state
 
 from ._persistence import _label_json
+from ._quality import OnlineDawidSkene
+from ._session_quality import _QualityMixin, check_quality_params
 from ._store import LabelStore, StoredLabel
 from ._store_postgres import _open_store
 from ._validation import check_classes, encode_labels, missing_mask
@@ -42,7 +44,7 @@ def _pool_digest(X):
     return hashlib.sha256(np.ascontiguousarray(X, dtype=np.float64).tobytes()).hexdigest()
 
 
-class AnnotationSession:
+class AnnotationSession(_QualityMixin):
     """Hand out items to a live crowd, record their labels durably, and keep the annotator up to date.
 
     The service-side object that a labelling tool calls: a worker asks :meth:`next_item`, labels the item, and
@@ -64,6 +66,25 @@ class AnnotationSession:
         A path opens (or creates) a :class:`SQLiteLabelStore`; a ``"postgresql://user:password@host/dbname"``
         URI a :class:`PostgreSQLLabelStore` (a team on several machines); any :class:`LabelStore` is used as
         given.
+    gold : dict {item: label} or list of (item, label) pairs, default=None
+        Items whose answer is known. Each worker is given up to ``gold_per_worker`` of them first, and their
+        answers calibrate the worker's estimated quality directly; the crowd is not otherwise asked about them,
+        and ``labels("dawid_skene")`` returns their known label. The first session given gold records it in the
+        store; later sessions may pass ``gold=None`` (the stored ones) or the same gold (other gold raises
+        ValueError). Labels outside the classes raise ValueError.
+    min_worker_accuracy : float in (0, 1), default=None
+        Decline a worker whose estimated accuracy (:meth:`worker_quality`) is below this, once they gave
+        ``min_worker_labels`` labels: :meth:`next_item` returns None (and :meth:`next_items` an empty list), so
+        the worker costs nothing more. A later estimate above the bar lets them back in. None never declines.
+    min_worker_labels : int, default=20
+        Labels a worker gives before ``min_worker_accuracy`` can decline them.
+    gold_per_worker : int, default=3
+        Gold items each worker answers before ordinary items (fewer if fewer gold items exist).
+    weigh_by_quality : bool, default=True
+        Let the selection weigh each label by its worker's estimated reliability: a label counts as the
+        log-odds of the worker being right, relative to a worker at the prior's mean accuracy (3/4), so that a
+        random clicker's label counts for nothing and the item stays open. The plain vote
+        (``labels("majority")``) counts every label once either way.
 
     Attributes
     ----------
@@ -75,6 +96,16 @@ class AnnotationSession:
         The worker ids the store knows, in the order they joined (the annotator's annotation-matrix columns).
     classes_ : ndarray of shape (n_classes,)
         The label set (the annotator's ``classes``), which the store records.
+    gold : dict or None
+        The ``gold`` given.
+    min_worker_accuracy : float or None
+        The ``min_worker_accuracy`` given.
+    min_worker_labels : int
+        The ``min_worker_labels`` given.
+    gold_per_worker : int
+        The ``gold_per_worker`` given.
+    weigh_by_quality : bool
+        The ``weigh_by_quality`` given.
 
     See Also
     --------
@@ -83,11 +114,22 @@ class AnnotationSession:
 
     Notes
     -----
-    **Leases.** A worker holds at most one lease: asking again before :meth:`submit` or :meth:`release` returns
-    the same item, with its lease renewed. Leases end at submit or release, or expire after ``lease_seconds``.
-    An item already leased is handed to a second worker only when no unleased item is eligible for that worker
-    (then the one with the fewest leases; with ``max_labels_per_sample`` leases count as labels to come). A
-    label is accepted with or without a live lease: a late answer still counts.
+    **Leases.** :meth:`next_item` keeps one lease per worker: asking again before :meth:`submit` or
+    :meth:`release` returns the same item, with its lease renewed. :meth:`next_items` leases several distinct
+    items to one worker at once (held ones first). Leases end at submit or release, or expire after
+    ``lease_seconds``. An item already leased is handed to a second worker only when no unleased item is
+    eligible for that worker (then the one with the fewest leases; with ``max_labels_per_sample`` leases count
+    as labels to come). A label is accepted with or without a live lease: a late answer still counts.
+
+    **Worker quality.** The session keeps a Dawid–Skene model of the crowd: a confusion matrix per worker with
+    a Dirichlet prior (a worker is believed right 3/4 of the time, worth four labels, until shown otherwise),
+    and the posterior class of every labelled item. It is updated after every label by an incremental EM step
+    (the item's posterior, then two other items', swapped into the sufficient statistics) and refitted to
+    convergence each time the number of labels has grown by half, so a submit costs O(labels of the item)
+    plus an amortized O(1). It is a fold over the store's labels in ``seq`` order: replayed when a session
+    opens a store and caught up on every call, so every session on one store holds the same model, and it
+    survives a reopen as the labels do (a correction is folded where it was made; a session opened later
+    sees only the corrected label). :meth:`worker_quality` and :meth:`worker_confusion` read it.
 
     **Consistency.** Every call is one store transaction that first applies the labels other sessions
     committed since this one last looked, so several sessions (threads with their own session, processes,
@@ -132,16 +174,22 @@ class AnnotationSession:
     >>> again.close()
     """
 
-    def __init__(self, annotator, X, store="labels.sqlite"):
-        self._open(annotator, X, store)
+    def __init__(self, annotator, X, store="labels.sqlite", *, gold=None, min_worker_accuracy=None,
+                 min_worker_labels=20, gold_per_worker=3, weigh_by_quality=True):
+        self._open(annotator, X, store, quality=dict(
+            gold=gold, min_worker_accuracy=min_worker_accuracy, min_worker_labels=min_worker_labels,
+            gold_per_worker=gold_per_worker, weigh_by_quality=weigh_by_quality))
 
     # -- opening -----------------------------------------------------------------------------------
-    def _open(self, annotator, X, store, *, workers=(), initial=None, blobs=None):
+    def _open(self, annotator, X, store, *, workers=(), initial=None, blobs=None, quality=None):
         """Open or create the store, then fit ``annotator`` on its labels.
 
         ``workers``, ``initial`` (a list of ``(item, worker, label)``) and ``blobs`` go into a new store in the
-        transaction that creates it (the loop's initial pass), so the first fit already sees them.
+        transaction that creates it (the loop's initial pass), so the first fit already sees them. ``quality``
+        holds the worker-quality parameters (defaults when None: the loop's sessions).
         """
+        for key, value in check_quality_params(**(quality or {})).items():
+            setattr(self, key, value)
         self._lock = threading.RLock()
         self.annotator = annotator
         self.store = store if isinstance(store, LabelStore) else _open_store(store)
@@ -191,6 +239,7 @@ class AnnotationSession:
                                      f"{stored.get(key)!r}, given {meta[key]!r}).")
             keys = self.store.workers()
             records = self.store.labels_since(0)
+            self._gold_codes = self._settle_gold()
         self._seed = int(stored["random_seed"])
         self._keys = keys
         self._columns = {key: col for col, key in enumerate(keys)}
@@ -208,6 +257,8 @@ class AnnotationSession:
         if self.annotator.random_seed_ != self._seed:
             self.annotator._reseed(self._seed)
         self._seq = max((r.seq for r in records), default=0)
+        self._quality = OnlineDawidSkene(n, self.classes_.size, gold=self._gold_codes, graph=self.annotator.graph_)
+        self._fold(records)
 
     # -- keeping in step with the store ------------------------------------------------------------------
     def _sync(self, records=None):
@@ -223,6 +274,7 @@ class AnnotationSession:
             records = self.store.labels_since(self._seq)
         if not records:
             return
+        self._fold(records)
         codes = self.annotator.annotations_
         new, fixes = {}, {}
         for r in records:
@@ -268,6 +320,9 @@ class AnnotationSession:
     def next_item(self, worker, lease_seconds=600):
         """The item ``worker`` should label now, leased to them; None when nothing is left for them.
 
+        A worker who asks again before :meth:`submit` (or :meth:`release`) gets the item they hold, with its
+        lease renewed: one call, one lease. Use :meth:`next_items` to hand out several at once.
+
         Parameters
         ----------
         worker : str, int or tuple
@@ -278,26 +333,72 @@ class AnnotationSession:
         Returns
         -------
         item : int or None
-            Index of the item in ``X``.
+            Index of the item in ``X``; None also when the worker is declined (``min_worker_accuracy``).
         """
+        items = self._lease(worker, 1, lease_seconds)
+        return items[0] if items else None
+
+    def next_items(self, worker, n, lease_seconds=600):
+        """Lease up to ``n`` distinct items to ``worker`` at once (a labelling interface that preloads).
+
+        The items the worker already holds come first (their leases renewed), then new ones in the order
+        :meth:`next_item` would hand them out; none of them is out to another worker while unleased useful items
+        remain.
+
+        Parameters
+        ----------
+        worker : str, int or tuple
+            The worker's id; a new id joins the crowd.
+        n : int
+            How many items at most (at least 1).
+        lease_seconds : float, default=600
+            How long the items stay reserved for this worker.
+
+        Returns
+        -------
+        items : list of int
+            Distinct item indices, at most ``n``; fewer when fewer are left for this worker, empty when the
+            worker is declined.
+        """
+        if not isinstance(n, (numbers.Integral, np.integer)) or isinstance(n, (bool, np.bool_)) or n < 1:
+            raise ValueError(f"n must be a positive integer, got {n!r}.")
+        return self._lease(worker, int(n), lease_seconds)
+
+    def _lease(self, worker, n, lease_seconds):
         if not isinstance(lease_seconds, numbers.Real) or isinstance(lease_seconds, bool) or not lease_seconds > 0:
             raise ValueError(f"lease_seconds must be a positive number, got {lease_seconds!r}.")
         with self._lock, self.store.transaction():
             now = time.time()
             col = self._column(worker, create=True)
             self._sync()
+            if self._declined(col):
+                self.store.drop_lease(col)
+                return []
             self.store.drop_expired_leases(now)
             leases = self.store.leases(now)
-            mine = [lease.item for lease in leases if lease.column == col]
-            item = mine[0] if mine else self._choose(col, leases)
-            if item is not None:
+            mine = sorted((lease.expires, lease.item) for lease in leases if lease.column == col)
+            items = [item for _, item in mine][:n]
+            if len(items) < n:
+                self._reweigh()
+                held = {}
+                for lease in leases:
+                    held[lease.item] = held.get(lease.item, 0) + 1
+                own = set(items)
+                for _ in range(n - len(items)):
+                    item = self._choose(col, held, own)
+                    if item is None:
+                        break
+                    items.append(item)
+                    own.add(item)
+            for item in items:
                 self.store.put_lease(item, col, now + float(lease_seconds))
-        return item
+        return items
 
-    def _choose(self, col, leases):
-        held = {}
-        for lease in leases:
-            held[lease.item] = held.get(lease.item, 0) + 1
+    def _choose(self, col, held, own):
+        """The best item for column ``col`` outside ``own``: unleased if any is eligible, else the least-leased."""
+        gold = self._gold_for(col, held, own)
+        if gold is not None:
+            return gold
         ann = self.annotator
         cap = ann.max_labels_per_sample
         b = 16
@@ -305,7 +406,7 @@ class AnnotationSession:
             ranked = ann._ranked(b)
             best, fewest = None, None
             for i in ranked.tolist():
-                if ann.annotations_[i, col] >= 0:
+                if ann.annotations_[i, col] >= 0 or i in self._gold_codes or i in own:
                     continue
                 h = held.get(i, 0)
                 if h == 0:
@@ -426,25 +527,43 @@ class AnnotationSession:
             self._sync(records)
         return self
 
-    def labels(self, method=None):
+    def labels(self, method=None, *, ties="break"):
         """The aggregated label of every item, from every label stored so far.
 
         Parameters
         ----------
         method : str, default=None
-            The annotator's ``aggregation`` by default; see its ``aggregate``. "majority" is the majority vote of
-            the labels received, missing (NaN) where nobody labelled; only the propagated methods
-            ("propagated", "majority_propagated", MA3S) fill unlabelled items from the graph.
+            The annotator's ``aggregation`` by default.
+
+            - "majority": the plain vote of the labels received (every worker counts alike), missing (NaN) where
+              nobody labelled. A tie goes to a seeded hash key, the same in every process (see ``ties``).
+            - "dawid_skene": the posterior of the session's online worker-quality model, each item's labels
+              weighed by the confusion matrices of the workers who gave them, with its graph neighbours'
+              posteriors as the prior: where the evidence is thin (no label, or labels from near-random
+              workers) the neighbours decide. Gold items get their known label.
+            - "one_coin", and with MA3S "propagated" and "majority_propagated": the annotator's
+              :meth:`~MA3SAnnotator.aggregate`.
+        ties : {"break", "missing"}, default="break"
+            For "majority": "break" settles a tied vote by the seeded hash key; "missing" returns NaN (or the
+            annotator's ``missing_label``) for tied items, so that they can be sent out again or reviewed.
 
         Returns
         -------
         labels : ndarray of shape (n_items,)
             Aggregated labels.
         """
+        if ties not in ("break", "missing"):
+            raise ValueError(f"ties must be 'break' or 'missing', got {ties!r}.")
         with self._lock:
             with self.store.transaction(write=False):
                 self._sync()
-            return self.annotator.aggregate(method)
+            method = self.annotator.aggregation if method is None else method
+            if method == "dawid_skene":
+                return self._posterior_labels()
+            labels = self.annotator.aggregate(method)
+            if method == "majority" and ties == "missing":
+                labels = self._drop_ties(labels)
+            return labels
 
     @property
     def workers(self):

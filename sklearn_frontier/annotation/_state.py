@@ -123,6 +123,7 @@ class _BaseAnnotator(_SelectionMixin, ClassifierMixin, BaseEstimator):
         self._build_pool(X)
         self._tie_keys_ = _tie_keys(self.random_seed_, X.shape[0])
         self.counts_ = count_votes(codes, self.classes_.size)
+        self._vote_weights = None
         self.n_labels_ = self.counts_.sum(axis=1).astype(np.int64)
         self._init_scores()
         self._rebuild_index()
@@ -294,11 +295,11 @@ class _BaseAnnotator(_SelectionMixin, ClassifierMixin, BaseEstimator):
         else:
             E = self.evidence_
             if method == "majority":
-                primary, secondary = self.counts_, np.zeros_like(self.counts_)
+                primary, secondary = self._plain_counts(), np.zeros_like(self.counts_)
             elif method == "propagated":
                 primary, secondary = E, E
             else:
-                primary, secondary = self.counts_, E
+                primary, secondary = self._plain_counts(), E
             codes = _argmax_with_ties(primary, secondary, self._tie_keys_)
             proba = (primary + 1.0 / K) / (primary.sum(axis=1, keepdims=True) + 1.0)
         labels = self._labels_of(codes, fill=method in ("propagated", "majority_propagated"))
@@ -496,10 +497,33 @@ class _BaseAnnotator(_SelectionMixin, ClassifierMixin, BaseEstimator):
             raise ValueError("a correction needs a label to replace.")
         self.annotations_[rows, cols] = codes
         self.counts_ = count_votes(self.annotations_, self.classes_.size)
+        self._vote_weights = None
         self.n_labels_ = self.counts_.sum(axis=1).astype(np.int64)
         self._init_scores()
         self._rebuild_index()
         self._append_log(rows, cols, codes)
+
+    def _set_vote_weights(self, weights):
+        """Count each annotator column's votes with a weight (the session's worker reliability), then rescore.
+
+        The plain vote (``aggregate("majority")``) still counts every label once; labels received later count
+        once until the next call.
+        """
+        w = np.asarray(weights, dtype=float)
+        codes = self.annotations_
+        rows, cols = np.nonzero(codes >= 0)
+        C = np.zeros_like(self.counts_)
+        np.add.at(C, (rows, codes[rows, cols]), w[cols])
+        self.counts_ = C
+        self._vote_weights = w
+        self._init_scores()
+        self._rebuild_index()
+
+    def _plain_counts(self):
+        """One vote per label, whatever weights the session gave the counts."""
+        if getattr(self, "_vote_weights", None) is None:
+            return self.counts_
+        return count_votes(self.annotations_, self.classes_.size)
 
     def _reseed(self, seed):
         """Use ``seed`` as ``random_seed_`` (every process serving one store ranks ties alike)."""

@@ -15,7 +15,16 @@ try:  # POSIX: writers queue on an advisory lock of a companion file
 except ImportError:  # pragma: no cover - Windows: SQLite's own busy wait alone
     fcntl = None
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+
+# Version 1 kept one lease per worker; leases are transient, so an upgrade recreates their table empty.
+_UPGRADE_1_TO_2 = """
+DROP TABLE leases;
+CREATE TABLE leases (
+    col INTEGER NOT NULL REFERENCES workers (col), item INTEGER NOT NULL, expires REAL NOT NULL,
+    PRIMARY KEY (col, item)
+);
+"""
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -25,7 +34,10 @@ CREATE TABLE labels (
     seq INTEGER NOT NULL UNIQUE, time REAL NOT NULL, n_corrections INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (item, col)
 ) WITHOUT ROWID;
-CREATE TABLE leases (col INTEGER PRIMARY KEY REFERENCES workers (col), item INTEGER NOT NULL, expires REAL NOT NULL);
+CREATE TABLE leases (
+    col INTEGER NOT NULL REFERENCES workers (col), item INTEGER NOT NULL, expires REAL NOT NULL,
+    PRIMARY KEY (col, item)
+);
 CREATE TABLE blobs (key TEXT PRIMARY KEY, value BLOB NOT NULL);
 """
 
@@ -62,7 +74,7 @@ class LabelStore(ABC):
     ``psycopg``:
 
     - the same four tables (``meta``, ``workers``, ``labels`` keyed by ``(item, col)`` with a unique ``seq``,
-      ``leases`` keyed by ``col``), ``blobs`` as ``bytea``, and the schema version in ``meta``;
+      ``leases`` keyed by ``(col, item)``), ``blobs`` as ``bytea``, and the schema version in ``meta``;
     - :meth:`transaction`: ``BEGIN``, then ``SELECT pg_advisory_xact_lock(<key of this store>)``, so that writers
       are serialized as SQLite's ``BEGIN IMMEDIATE`` serializes them; ``COMMIT`` on success, ``ROLLBACK`` on error;
       ``synchronous_commit = on`` keeps every commit durable;
@@ -255,7 +267,7 @@ class LabelStore(ABC):
 
     @abstractmethod
     def put_lease(self, item, column, expires):
-        """Lease ``item`` to a worker, replacing that worker's lease if any.
+        """Lease ``item`` to a worker, or renew the lease if the worker holds it; other leases stay.
 
         Parameters
         ----------
@@ -269,14 +281,14 @@ class LabelStore(ABC):
 
     @abstractmethod
     def drop_lease(self, column, item=None):
-        """End a worker's lease.
+        """End a worker's lease or leases.
 
         Parameters
         ----------
         column : int
             The worker's column.
         item : int, default=None
-            End it only if it is on this item.
+            End only the lease on this item; None ends all of the worker's leases.
 
         Returns
         -------
@@ -412,13 +424,14 @@ class SQLiteLabelStore(LabelStore):
         conn.execute("PRAGMA foreign_keys = ON")
         if fcntl is not None and self.path != ":memory:":
             self._queue = os.open(self.path + "-lock", os.O_RDWR | os.O_CREAT, 0o666)
-        if self.schema_version() == 0:
+        if self.schema_version() < SCHEMA_VERSION:
             with self.transaction():
-                if self.schema_version() == 0:  # another process may have created it while this one waited
-                    for statement in _SCHEMA.split(";"):
-                        if statement.strip():
-                            conn.execute(statement)
-                    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                version = self.schema_version()  # another process may have created it while this one waited
+                script = _SCHEMA if version == 0 else _UPGRADE_1_TO_2 if version == 1 else ""
+                for statement in script.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def _check_version(self):
         version = self.schema_version()
@@ -495,7 +508,7 @@ class SQLiteLabelStore(LabelStore):
         return [Lease(int(i), int(c), float(e)) for i, c, e in rows]
 
     def put_lease(self, item, column, expires):
-        self._conn.execute("INSERT OR REPLACE INTO leases (col, item, expires) VALUES (?, ?, ?)",
+        self._conn.execute("INSERT OR REPLACE INTO leases (col, item, expires) VALUES (?, ?, ?)",  # (col, item) key
                            (int(column), int(item), float(expires)))
 
     def drop_lease(self, column, item=None):
