@@ -389,3 +389,35 @@ def test_the_guide_example_runs_against_a_server(dsn):
                  "MA3SAnnotator": MA3SAnnotator}
     exec(compile(snippet, "docs/guide/annotation.rst[PostgreSQL]", "exec"), namespace)  # noqa: S102
     assert len(_stored_pairs(dsn)) == 1
+
+
+def test_a_writer_that_waited_for_the_lock_sees_what_the_one_before_committed(dsn):
+    """The counts a transaction starts from are read after the lock is held, never from before the wait."""
+    first, second = PostgreSQLLabelStore(dsn), PostgreSQLLabelStore(dsn)
+    with first.transaction():  # a worker and a label the second store has not seen yet
+        first.add_label(0, first.add_worker("s:a"), "1", when=0.0)
+    with second.transaction():
+        assert second.workers() == ["s:a"]
+    seen, started = {}, threading.Event()
+
+    def wait_then_read():
+        started.set()
+        with second.transaction():  # blocks on the lock while the first store writes
+            seen["workers"], seen["labels"] = second.workers(), second.labels_since(1)
+            seen["seq"] = second.add_label(1, 0, "0", when=0.0)
+
+    with first.transaction():
+        waiter = threading.Thread(target=wait_then_read)
+        waiter.start()
+        started.wait()
+        time.sleep(0.3)  # the waiter is queued on the advisory lock by now
+        column = first.add_worker("s:b")
+        seq = first.add_label(5, column, "0", when=0.0)
+    waiter.join()
+    assert seen["workers"] == ["s:a", "s:b"]
+    assert [(r.item, r.column, r.seq) for r in seen["labels"]] == [(5, 1, seq)]
+    assert seen["seq"] == seq + 1  # numbered after the label committed while it waited
+    with first.transaction(write=False):
+        assert [r.seq for r in first.labels_since(0)] == [1, 2, 3]
+    first.close()
+    second.close()

@@ -160,6 +160,8 @@ class PostgreSQLLabelStore(LabelStore):
         # workers are never removed, so a cache of the list is extended, not reread
         self._counts = None
         self._worker_cache = []
+        # writes whose result nobody reads wait here and travel with the next statement or the commit (pipeline)
+        self._pending = None
         try:
             self._connect()
             self._ensure_schema()
@@ -201,6 +203,7 @@ class PostgreSQLLabelStore(LabelStore):
         digest = hashlib.sha256(f"sklearn_frontier label store\0{database}\0{self.schema}".encode()).digest()
         self._key = int.from_bytes(digest[:8], "big", signed=True)
         self._conn = conn
+        self._pipeline = self._psycopg.Pipeline.is_supported()
 
     def _ensure_schema(self):
         self._ready = False  # no counts in the first transaction's opening statement: the tables may not exist
@@ -235,13 +238,28 @@ class PostgreSQLLabelStore(LabelStore):
                                  f"sklearn_frontier reads version {SCHEMA_VERSION} ({advice}).")
 
     def _execute(self, sql, args=None):
+        """Run a statement whose result is needed now, in one round trip with the writes queued before it."""
+        pending = self._pending
         try:
-            return self._conn.execute(sql, args, prepare=None)
+            if not pending:
+                return self._conn.execute(sql, args, prepare=None)
+            self._pending = []
+            with self._conn.pipeline():
+                for write in pending:
+                    self._conn.execute(*write)
+                return self._conn.execute(sql, args)
         except self._psycopg.OperationalError as exc:
             if not self._conn.closed and not self._conn.broken:
                 raise
             raise self._connection_error("lost its connection to the server in a transaction (rolled back: nothing "
                                          "of it was written; the next call reconnects)", exc) from None
+
+    def _write(self, sql, args):
+        """A write whose result nobody reads: queued inside a writing transaction, run now outside one."""
+        if self._pending is None:
+            self._execute(sql, args)
+        else:
+            self._pending.append((sql, args))
 
     def _one(self, sql, args=None):
         row = self._execute(sql, args).fetchone()
@@ -250,12 +268,13 @@ class PostgreSQLLabelStore(LabelStore):
     def _begin(self, write, counts=True):
         if self._closed:
             raise ValueError(f"The label store {self.path} is closed.")
-        # one round trip: BEGIN, the writers' lock, then the clock (read once the lock is held, so it is the time
-        # the writer acts at) and how many workers and labels there are (so unchanged lists are not reread)
+        # one round trip: BEGIN, the writers' lock, then (a statement of its own, so that its snapshot is taken
+        # once the lock is held) the clock and how many workers and labels there are, so that lists that did not
+        # change are not read again
         seen = ", (SELECT count(*) FROM workers), (SELECT COALESCE(MAX(seq), 0) FROM labels)" if counts else ""
         if write:
-            begin = (f"BEGIN; SELECT extract(epoch FROM clock_timestamp())::float8{seen} "
-                     f"FROM (SELECT pg_advisory_xact_lock({int(self._key)})) AS turn")
+            begin = (f"BEGIN; SELECT pg_advisory_xact_lock({int(self._key)}); "
+                     f"SELECT extract(epoch FROM clock_timestamp())::float8{seen}")
         else:
             begin = f"BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT 0.0{seen}"
         for attempt in range(2):
@@ -263,7 +282,8 @@ class PostgreSQLLabelStore(LabelStore):
                 self._connect()
             try:
                 cur = self._conn.execute(begin)
-                cur.nextset()
+                while cur.nextset():
+                    pass  # to the last statement's result
                 row = cur.fetchone()
                 if write:
                     self._offset = row[0] - time.time()
@@ -285,24 +305,35 @@ class PostgreSQLLabelStore(LabelStore):
     @contextmanager
     def transaction(self, write=True):
         with self._lock:
-            self._offset = self._counts = None
+            self._offset = self._counts = self._pending = None
             self._begin(write, counts=self._ready)
+            self._pending = [] if write and self._pipeline else None
             try:
                 yield self
+                self._commit()
             except BaseException:
                 self._worker_cache = []  # it may hold a worker of the rolled-back transaction
                 self._rollback_quietly()
                 raise
             finally:
-                self._offset = self._counts = None
-            try:
+                self._offset = self._counts = self._pending = None
+
+    def _commit(self):
+        pending, self._pending = self._pending, None
+        try:
+            if not pending:
                 self._conn.execute("COMMIT")
-            except self._psycopg.OperationalError as exc:
-                if not (self._conn.closed or self._conn.broken):
-                    raise
-                raise self._connection_error("lost its connection while committing: the transaction may or may not "
-                                             "be written; repeating a submit is safe (a repeated label is a no-op)",
-                                             exc) from None
+                return
+            with self._conn.pipeline():  # the queued writes and the commit: one round trip
+                for write in pending:
+                    self._conn.execute(*write)
+                self._conn.execute("COMMIT")
+        except self._psycopg.OperationalError as exc:
+            if not (self._conn.closed or self._conn.broken):
+                raise
+            raise self._connection_error("lost its connection while committing: the transaction may or may not "
+                                         "be written; repeating a submit is safe (a repeated label is a no-op)",
+                                         exc) from None
 
     def _clock_offset(self):
         """Server clock minus this machine's clock, measured in this transaction."""
@@ -329,11 +360,16 @@ class PostgreSQLLabelStore(LabelStore):
         if any(k == _VERSION_KEY for k, _ in rows):
             raise ValueError(f"meta key {_VERSION_KEY!r} is reserved for the store's layout version.")
         for row in rows:
-            self._execute("INSERT INTO meta (key, value) VALUES (%s, %s) "
-                          "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value", row)
+            self._write("INSERT INTO meta (key, value) VALUES (%s, %s) "
+                        "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value", row)
 
     def workers(self):
         cache = self._worker_cache
+        if self._conn is not None and self._conn.info.transaction_status == self._psycopg.pq.TransactionStatus.IDLE:
+            # outside a transaction (the session reads the list after a commit): what the last one saw, which
+            # covers every label it returned
+            if cache:
+                return list(cache)
         if self._counts is None or len(cache) < self._counts[0]:
             rows = self._execute("SELECT worker FROM workers WHERE col >= %s ORDER BY col", (len(cache),))
             cache += [w for (w,) in rows.fetchall()]
@@ -360,6 +396,11 @@ class PostgreSQLLabelStore(LabelStore):
 
     def add_label(self, item, column, label, when):
         # under the writers' lock, MAX(seq) + 1 numbers labels in commit order
+        if self._counts is not None and self._pending is not None:  # the last seq is known: no round trip
+            seq = self._counts[1] + 1
+            self._write("INSERT INTO labels (item, col, label, seq, time) VALUES (%s, %s, %s, %s, %s)",
+                        (int(item), int(column), label, seq, float(when)))
+            return self._note_seq(seq)
         return self._note_seq(self._one("INSERT INTO labels (item, col, label, seq, time) SELECT %s, %s, %s, "
                              "COALESCE(MAX(seq), 0) + 1, %s FROM labels RETURNING seq",
                              (int(item), int(column), label, float(when))))
@@ -382,9 +423,9 @@ class PostgreSQLLabelStore(LabelStore):
 
     def put_lease(self, item, column, expires):
         # the upsert follows the table's key: one lease per worker (layout 1) or per (worker, item) (layout 2)
-        self._execute("INSERT INTO leases (col, item, expires) VALUES (%s, %s, %s) ON CONFLICT ON CONSTRAINT "
-                      "leases_pkey DO UPDATE SET item = EXCLUDED.item, expires = EXCLUDED.expires",
-                      (int(column), int(item), float(expires) + self._clock_offset()))
+        self._write("INSERT INTO leases (col, item, expires) VALUES (%s, %s, %s) ON CONFLICT ON CONSTRAINT "
+                    "leases_pkey DO UPDATE SET item = EXCLUDED.item, expires = EXCLUDED.expires",
+                    (int(column), int(item), float(expires) + self._clock_offset()))
 
     def drop_lease(self, column, item=None):
         if item is None:
@@ -394,15 +435,15 @@ class PostgreSQLLabelStore(LabelStore):
         return cur.rowcount > 0
 
     def drop_expired_leases(self, now):
-        self._execute("DELETE FROM leases WHERE expires <= %s", (float(now) + self._clock_offset(),))
+        self._write("DELETE FROM leases WHERE expires <= %s", (float(now) + self._clock_offset(),))
 
     def get_blob(self, key):
         value = self._one("SELECT value FROM blobs WHERE key = %s", (str(key),))
         return None if value is None else bytes(value)
 
     def put_blob(self, key, value):
-        self._execute("INSERT INTO blobs (key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE "
-                      "SET value = EXCLUDED.value", (str(key), bytes(value)))
+        self._write("INSERT INTO blobs (key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE "
+                    "SET value = EXCLUDED.value", (str(key), bytes(value)))
 
     def close(self):
         with self._lock:
