@@ -28,6 +28,7 @@ import time
 import numpy as np
 from sklearn.datasets import make_classification
 
+from benchmarks._annotation_backends import run_backends
 from benchmarks._harness import write_results
 
 N_WORKERS = 8
@@ -193,6 +194,8 @@ def main(argv=None):
         for layout in ("8 threads, 1 process", "4 processes x 2 threads"):
             rows.append(run_layout(layout, n_items, n_submits, folder))
             print(rows[-1], flush=True)
+    backend_rows, backend_notes = run_backends(n_items, n_submits)  # the same workload on SQLite and PostgreSQL
+    rows += backend_rows
     checks = [f"{r['layout']}: {r['submits']} submits in {r['wall_s']:.1f} s ({r['throughput_per_s']:.0f}/s); "
               f"p99 next_item {r['next_item_p99_ms']:.1f} ms, submit {r['submit_p99_ms']:.1f} ms; "
               f"{r['mean_leased']:.1f} leases live on average, {100 * r['distinct_leased']:.1f}% on distinct items; "
@@ -204,7 +207,8 @@ def main(argv=None):
              "in every layout. In one process the threads also take turns on the session (its lock is held through "
              "the commit and the annotator update) and on the GIL; with a session per process each process also "
              "applies the other processes' labels to its own annotator. Latencies include every wait. Timed on a "
-             "2-core machine shared with other jobs, so the two layouts' throughputs differ from run to run.")
+             "2-core machine shared with other jobs, so the two layouts' throughputs differ from run to run.\n\n"
+             + backend_notes)
     print(write_results("annotation_service", rows, notes=notes, headline=0))
     return 0
 
