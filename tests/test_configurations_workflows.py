@@ -138,6 +138,8 @@ def test_explicit_markers(three_classes):
     assert fit(binary, unlabelled_marker="missing").classes_.tolist() == [-1, 1]
     with pytest.raises(ValueError, match="unlabelled_marker"):
         fit(y, unlabelled_marker=None)
+    with pytest.raises(ValueError, match="at least one labelled row.*'unknown'"):
+        fit(np.full(y.shape, "unknown", dtype=object), unlabelled_marker="unknown")
 
 
 def test_string_minus_one_is_the_marker_not_a_class(partially_labelled):

@@ -152,10 +152,14 @@ def check_partial_target(y, n, task, marker, *, name="MixConfigAugmenter"):
         values = _numeric_object(y)
         y = values if values is not None else check_array(y, ensure_2d=False, dtype=np.float64,
                                                           ensure_all_finite="allow-nan")
-        if mask.sum() < 1:
-            raise ValueError(f"{name} needs at least one labelled row (every row of y is unlabelled).")
+        if not mask.any():
+            raise ValueError(f"{name} needs at least one labelled row; every row of y is marked unlabelled by "
+                             f"{describe_marker(resolved)}.")
         return PartialTarget(task, y, mask, resolved)
     mask = ~unlabelled_rows(y, resolved)
+    if not mask.any():
+        raise ValueError(f"{name} needs at least one labelled row; every row of y is marked unlabelled by "
+                         f"{describe_marker(resolved)}.")
     labels = y[mask]
     numeric = _numeric_object(labels)
     if numeric is not None:
@@ -165,7 +169,7 @@ def check_partial_target(y, n, task, marker, *, name="MixConfigAugmenter"):
     if labels.dtype.kind in "iuf" or numeric is not None:
         y = np.zeros(y.shape[0], dtype=labels.dtype)
         y[mask] = labels
-    kind = type_of_target(labels, raise_unknown=True) if mask.any() else "unknown"
+    kind = type_of_target(labels, raise_unknown=True)
     if kind not in ("binary", "multiclass"):
         raise ValueError(f"Classification needs a binary or multiclass target, got {kind!r}.")
     return PartialTarget(task, y, mask, resolved)
