@@ -481,7 +481,7 @@ class FamilyClaims:
     verdict: Claim
     word: str = ""
     pairs: list = field(default_factory=list)
-    stale: list = field(default_factory=list)  # names of the results behind it measured on older code
+    stale: list = field(default_factory=list)  # (name, why) of the results behind it that are stale
 
 
 def _verdict(pairs, stale=()):
@@ -497,11 +497,21 @@ def _verdict(pairs, stale=()):
         _tally(c, pairs)
         c.say(")")
     if stale:
-        c.say("; stale: the code changed after ")
-        for j, name in enumerate(stale):
-            c.say("" if j == 0 else ", ").label(name)
-        c.say(" was measured")
+        c.say("; stale: ")
+        for j, (name, why) in enumerate(stale):
+            c.say("" if j == 0 else ", ").label(name).say(f" ({why})")
     return c, word
+
+
+def stale_word(reason):
+    """A few words (no digits) for why a result is stale (:func:`benchmarks._stamp.staleness`)."""
+    if reason.startswith("no commit stamp"):
+        return "not stamped with its commit"
+    if reason.startswith("measured with uncommitted"):
+        return "measured on uncommitted code"
+    if "not in this repository" in reason:
+        return "its commit is unknown here"
+    return "its family's code changed since"
 
 
 def build_claims(results=None):
@@ -522,7 +532,7 @@ def build_claims(results=None):
                 c.say(")")
         shown = [pick(name, results) for name in headline_benchmarks(family)]
         used = [*[r for r, _ in pairs], *[r for r in shown if r is not None]]
-        stale = list(dict.fromkeys(r.name for r in used if r.stale))
+        stale = list(dict.fromkeys((r.name, stale_word(r.staleness())) for r in used if r.stale))
         verdict, word = _verdict(pairs, stale)
         out[family] = FamilyClaims(family, c, verdict, word, pairs, stale)
     return out

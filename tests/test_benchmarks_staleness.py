@@ -81,7 +81,7 @@ def test_pick_prefers_a_current_table_and_the_report_marks_a_stale_one(repo, mon
 
     row = next(line for line in headline_table([full, quick]).text.splitlines() if line.startswith("| iv |"))
     assert "| quick, stale |" in row
-    assert "stale: the code changed after iv was measured" in build_claims([full, quick])["iv"].verdict.text
+    assert "stale: iv (its family's code changed since)" in build_claims([full, quick])["iv"].verdict.text
 
 
 def test_every_committed_results_file_carries_the_stamp():
