@@ -171,13 +171,15 @@ def _serve(session, name, n_submits, truth, accuracy, seed, out, lock):
             out[key] += values
 
 
-def _process_main(store, n_items, first, per_worker, ready, go, queue):
+def _process_main(store, n_items, first, n_threads, n_workers, n_submits, ready, go, queue):
     _, truth = _pool(n_items)
     session = _session(store, n_items)
     out, lock = {"next_item_s": [], "submit_s": [], "events": [], "errors": []}, threading.Lock()
-    threads = [threading.Thread(target=_serve, args=(session, f"worker-{k}", per_worker, truth,
+    # worker k makes its share of the submits, the first ones one more
+    threads = [threading.Thread(target=_serve, args=(session, f"worker-{k}", n_submits // n_workers
+                                                     + (k < n_submits % n_workers), truth,
                                                      0.55 + 0.3 * (k % 8) / 7, k, out, lock))
-               for k in range(first, first + N_THREADS)]
+               for k in range(first, first + n_threads)]
     ready.set()
     go.wait()
     for t in threads:
@@ -215,17 +217,17 @@ def _double_handouts(events):
     return count
 
 
-def run_backend(backend, store, open_store, n_items, n_submits):
+def run_backend(backend, store, open_store, n_items, n_submits, n_processes=N_PROCESSES, n_threads=N_THREADS):
     """The workload on one store (``store``: what the sessions open; ``open_store()``: one for the monitor)."""
     _session(store, n_items).close()  # create the store once, so the processes open the same one
-    per_worker = n_submits // (N_PROCESSES * N_THREADS)
     ctx = multiprocessing.get_context("spawn")
     queue, go = ctx.Queue(), ctx.Event()
     procs, readies = [], []
-    for p in range(N_PROCESSES):
+    for p in range(n_processes):
         readies.append(ctx.Event())
-        procs.append(ctx.Process(target=_process_main, args=(store, n_items, p * N_THREADS, per_worker,
-                                                             readies[-1], go, queue)))
+        procs.append(ctx.Process(target=_process_main, args=(store, n_items, p * n_threads, n_threads,
+                                                             n_processes * n_threads, n_submits, readies[-1], go,
+                                                             queue)))
         procs[-1].start()
     for ready in readies:
         ready.wait()
@@ -250,8 +252,10 @@ def run_backend(backend, store, open_store, n_items, n_submits):
     ms = lambda a, q: 1e3 * float(np.percentile(a, q))  # noqa: E731
     if out["errors"]:
         print("errors:", out["errors"][:5], flush=True)
-    return {"section": "backends", "layout": f"{backend}: {N_PROCESSES} processes x {N_THREADS} threads",
-            "n_items": n_items, "n_workers": N_PROCESSES * N_THREADS, "submits": len(out["events"]), "wall_s": wall,
+    layout = (f"{backend}: {n_processes} processes x {n_threads} threads" if n_processes * n_threads > 1 else
+              f"{backend}: 1 worker alone")
+    return {"section": "backends", "layout": layout, "n_items": n_items, "n_workers": n_processes * n_threads,
+            "submits": len(out["events"]), "wall_s": wall,
             "throughput_per_s": len(out["events"]) / wall,
             "next_item_p50_ms": ms(out["next_item_s"], 50), "next_item_p99_ms": ms(out["next_item_s"], 99),
             "submit_p50_ms": ms(out["submit_s"], 50), "submit_p99_ms": ms(out["submit_s"], 99),
@@ -260,15 +264,22 @@ def run_backend(backend, store, open_store, n_items, n_submits):
             "lost_labels": len(submitted - set(stored)), "errors": len(out["errors"])}
 
 
+def _LAYOUTS(n_submits):  # noqa: N802 - a table
+    """(processes, threads, submits): the crowd, and one worker alone (the store's own cost, nobody to wait for)."""
+    return [(N_PROCESSES, N_THREADS, n_submits), (1, 1, max(n_submits // 20, 100))]
+
+
 def run_backends(n_items, n_submits):
     """The same workload on SQLite and on PostgreSQL (a local throw-away server): ``(rows, notes)``."""
     from sklearn_frontier.annotation import PostgreSQLLabelStore, SQLiteLabelStore
 
     rows = []
     with tempfile.TemporaryDirectory() as folder:
-        path = os.path.join(folder, "labels.sqlite")
-        rows.append(run_backend("SQLite", path, lambda: SQLiteLabelStore(path), n_items, n_submits))
-        print(rows[-1], flush=True)
+        for k, (n_processes, n_threads, n) in enumerate(_LAYOUTS(n_submits)):
+            path = os.path.join(folder, f"labels{k}.sqlite")
+            rows.append(run_backend("SQLite", path, lambda path=path: SQLiteLabelStore(path), n_items, n,
+                                    n_processes, n_threads))
+            print(rows[-1], flush=True)
     try:
         server = local_postgres()
         running = server.__enter__()
@@ -277,17 +288,21 @@ def run_backends(n_items, n_submits):
     else:
         skipped = ""
         try:
-            dsn = running.create_database("labels")
-            rows.append(run_backend("PostgreSQL", dsn, lambda: PostgreSQLLabelStore(dsn), n_items, n_submits))
-            print(rows[-1], flush=True)
+            for k, (n_processes, n_threads, n) in enumerate(_LAYOUTS(n_submits)):
+                dsn = running.create_database(f"labels{k}")
+                rows.append(run_backend("PostgreSQL", dsn, lambda dsn=dsn: PostgreSQLLabelStore(dsn), n_items, n,
+                                        n_processes, n_threads))
+                print(rows[-1], flush=True)
         finally:
             server.__exit__(None, None, None)
     notes = (f"Backends: the same workload on each store, {N_PROCESSES} processes x {N_THREADS} worker threads "
              f"(one session per process), {n_submits} submits on a {n_items}-item pool, {1e3 * THINK_S:.0f} ms "
-             "think time per lease. SQLite: one file on the local disk (WAL, fsynced commits). PostgreSQL: a "
-             "throw-away server on the same machine (the pgserver wheel's PostgreSQL, default settings, fsync and "
-             "synchronous_commit on), reached over TCP on 127.0.0.1 with a password login; writers take turns on a "
-             "transaction-scoped advisory lock. Latencies include every wait (the store's lock, the session's lock, "
-             "the GIL). Goal for PostgreSQL: p99 submit under 20 ms at this size. The machine (2 cores) was shared "
-             "with other jobs while it ran, so throughputs and tails differ from run to run. " + skipped).strip()
+             "think time per lease; then one worker alone. SQLite: one file on the local disk (WAL, fsynced "
+             "commits). PostgreSQL: a throw-away server on the same machine (the pgserver wheel's PostgreSQL, "
+             "default settings, fsync and synchronous_commit on), reached over TCP on 127.0.0.1 with a password "
+             "login; writers take turns on a transaction-scoped advisory lock. Latencies include every wait (the "
+             "store's lock, the session's lock, the GIL); the row of one worker alone shows each store's own cost "
+             "with nobody to wait for. Goal for PostgreSQL: p99 submit under 20 ms at this size. The machine (2 "
+             "cores) was shared with other jobs while it ran, so throughputs and tails differ from run to run. "
+             + skipped).strip()
     return rows, notes
