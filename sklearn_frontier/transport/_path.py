@@ -183,7 +183,9 @@ class WassersteinPathRegressor(RegressorMixin, BaseEstimator):
     :class:`LOTActiveExperimenter` reduces. It does not cover the error a prediction makes even where the path
     is known: a cloud of finitely many reference atoms compared with a finite sample of the truth. That part,
     ``resolution_``, is often the larger one, so the realised W2 error is typically a few times ``return_std``;
-    :meth:`expected_w2_error` = ``sqrt(std² + resolution_²)`` is the scale to compare with it.
+    :meth:`expected_w2_error` = ``sqrt(std² + resolution_²)`` is the scale to compare with it. With few
+    snapshots ``resolution_`` falls back to the projection error, which leaves out the truth's sampling noise,
+    so the expected error then still understates the realised one.
 
     **Time warp (beyond the paper).** A stationary kernel in raw time spreads its uncertainty evenly, whatever
     the data show. With one input column the GP runs on a warped time ``u(t) = (1 - alpha) t + alpha l(t)``
