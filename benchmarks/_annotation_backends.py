@@ -83,6 +83,15 @@ class LocalPostgres:
         return self.dsn(name)
 
 
+def _runs_as(binaries, user):
+    try:
+        subprocess.run([str(binaries / "postgres"), "--version"], check=True, capture_output=True, timeout=60,
+                       user=user, cwd="/")
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return True
+
+
 @contextmanager
 def local_postgres():
     """Start a throw-away PostgreSQL server in a temporary folder; stop it and delete the folder afterwards."""
@@ -104,6 +113,15 @@ def local_postgres():
     folder = Path(tempfile.mkdtemp(prefix="pg-"))
     try:
         folder.chmod(0o755)
+        if user is not None and not _runs_as(binaries, user):
+            # the checkout sits where that user cannot reach (under /root, say): a copy of the install (~30 MB),
+            # laid out as in site-packages, since the binaries find their libraries in ../../../pgserver.libs
+            site, copy = binaries.parents[2], folder / "install"
+            for part in ("pgserver/pginstall/bin", "pgserver/pginstall/lib", "pgserver/pginstall/share",
+                         "pgserver.libs"):
+                if (site / part).exists():
+                    shutil.copytree(site / part, copy / part, symlinks=True)
+            binaries = copy / "pgserver" / "pginstall" / "bin"
         (folder / "socket").mkdir()
         (folder / "pw").write_text(PASSWORD + "\n")
         if user is not None:
