@@ -177,3 +177,24 @@ def test_weak_instrument_warning_still_fires_with_absorb(panel):
     noise = np.random.RandomState(5).normal(size=(len(d), 1))
     with pytest.warns(WeakInstrumentWarning):
         TwoStageLeastSquares().fit(d[["x"]], d["y"], Z=noise, absorb=d["firm"])
+
+
+def test_liml_and_fuller_with_absorb_equal_dummy_columns(panel):
+    d = panel.iloc[:600]
+    dummies = pd.get_dummies(d["year"], prefix="year", drop_first=True, dtype=float)
+    for kappa in ("liml", "fuller"):
+        absorbed = KClassIVRegressor(kappa, cov_type="HC1").fit(d[["x"]], d["y"], Z=d[["z", "z2"]], W=d[["w"]],
+                                                                absorb=d["year"])
+        dummy = KClassIVRegressor(kappa, cov_type="HC1").fit(d[["x"]], d["y"], Z=d[["z", "z2"]],
+                                                             W=pd.concat([d[["w"]], dummies], axis=1))
+        np.testing.assert_allclose(absorbed.kappa_, dummy.kappa_, rtol=1e-10)
+        np.testing.assert_allclose(absorbed.coef_, dummy.coef_, rtol=1e-9)
+        np.testing.assert_allclose(absorbed.cov_, dummy.cov_, rtol=1e-7)
+
+
+def test_ols_with_absorbed_effects_equals_feols(panel):
+    est = TwoStageLeastSquares(cov_type="cluster").fit(panel[["x", "w"]], panel["y"], groups=panel["cl"],
+                                                       absorb=panel[["firm", "year"]])
+    fit = pyfixest.feols("y ~ x + w | firm + year", data=panel, vcov={"CRV1": "cl"}, fixef_rm="none")
+    np.testing.assert_allclose(est.coef_, fit.coef().to_numpy(), rtol=1e-9)
+    np.testing.assert_allclose(est.stderr_, fit.se().to_numpy(), rtol=1e-7)
