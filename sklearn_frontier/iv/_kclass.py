@@ -369,8 +369,8 @@ class KClassIVRegressor(_IVInferenceMixin, RegressorMixin, BaseEstimator):
     >>> import numpy as np
     >>> from sklearn_frontier.iv import KClassIVRegressor
     >>> rng = np.random.RandomState(0)
-    >>> Z = rng.normal(size=(500, 3)); u = rng.normal(size=500)
-    >>> x = Z @ [0.5, 0.3, 0.2] + u; y = 2 * x + u + 0.1 * rng.normal(size=500)
+    >>> Z = rng.normal(size=(1000, 3)); u = rng.normal(size=1000)
+    >>> x = Z @ [1.0, 0.5, 0.5] + u; y = 2 * x + u + 0.1 * rng.normal(size=1000)
     >>> est = KClassIVRegressor(kappa="liml").fit(x[:, None], y, Z=Z)
     >>> round(float(est.coef_[0]), 1), bool(est.kappa_ >= 1.0)
     (2.0, True)

@@ -139,5 +139,6 @@ def build_summary(est, alpha, treatment_names):
             weak_rows, weak_sets = _weak_iv_rows(est, alpha, treatment_names)
             diagnostics.extend(weak_rows)
     # Without Z the treatments are their own instruments: the fit is OLS and says so.
-    title = "IV-2SLS Estimation Summary" if est.instruments_supplied_ else "OLS Estimation Summary"
+    method = "2SLS" if getattr(est, "kappa_", 1.0) == 1.0 else f"k-class (kappa={est.kappa_:.4g})"
+    title = f"IV-{method} Estimation Summary" if est.instruments_supplied_ else "OLS Estimation Summary"
     return IVSummary(title, header, params, diagnostics, weak_sets)
