@@ -278,6 +278,8 @@ def pair_claim(c, result, args, **override):
     _spread(c, result, head, "baseline")
     c.say(" (").label(head["spec"]["metric"]).say(", ")
     _where_text(c, result, head)
+    if is_timing(head["spec"]["metric"]):
+        _on_cpu(c, result)
     c.say("; ours / baseline ")
     _pair_numbers(c, result, head, "ratio")
     c.say({"ours better": ", ours better", "tie": ", a tie", "baseline better": ", the baseline is better"}[
@@ -296,6 +298,24 @@ def pair_claim(c, result, args, **override):
             c.num(head[f"baseline_{column}"], result.source(head["baseline_index"], column))
     c.say(")")
     return head
+
+
+_TIMING = re.compile(r"(^|_)(ms|s|seconds|sec)$|wall|cpu_|latency|time", re.IGNORECASE)
+
+
+def is_timing(metric):
+    """Whether a metric is a time (its numbers hold for the CPU that measured them)."""
+    return bool(_TIMING.search(str(metric)))
+
+
+def _on_cpu(c, result):
+    """`` on CPU <model> (<SIMD level>)`` from the result's stamp, when it has one."""
+    machine = result.payload.get("machine") or {}
+    if machine.get("cpu_model"):
+        c.say(" on CPU ").label(machine["cpu_model"])
+        level = (machine.get("simd") or {}).get("level")
+        if level:
+            c.say(" (").label(level).say(")")
 
 
 def _from(c, result):
@@ -552,7 +572,10 @@ def headline_table(results=None, link_prefix=""):
         if head is None or head.get("legacy"):
             continue
         claim.say(f"| {family} | ").link(result.name, link_prefix + result.path(".md").as_posix())
-        claim.say(f" | {result.mode}{', stale' if result.stale else ''} | ")
+        claim.say(f" | {result.mode}{', stale' if result.stale else ''}")
+        if is_timing(head["spec"]["metric"]):
+            _on_cpu(claim, result)
+        claim.say(" | ")
         _where_text(claim, result, head)
         claim.say(" | ").label(head["spec"]["metric"])
         claim.say(" (lower is better) | " if head["spec"]["lower_is_better"] else " (higher is better) | ")

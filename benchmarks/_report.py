@@ -9,7 +9,7 @@ Every benchmark is shown from one result: its full-mode table where one is commi
 import json
 
 from benchmarks import _layout
-from benchmarks._claims import build_claims
+from benchmarks._claims import build_claims, is_timing
 from benchmarks._document import Code, Document, Link
 from benchmarks._figures import write_verdict_figures
 from benchmarks._headlines import (
@@ -50,7 +50,9 @@ def _headline_rows(results):
                          for k in spec.get("where") or {}) or "whole table"
         cost = spec.get("cost")
         direction = "lower" if spec["lower_is_better"] else "higher"
-        rows.append([r.family, r.name, r.mode + (", stale" if r.stale else ""), case,
+        cpu = (r.payload.get("machine") or {}).get("cpu_model")
+        where = f", on CPU {cpu}" if cpu and is_timing(spec["metric"]) else ""
+        rows.append([r.family, r.name, r.mode + (", stale" if r.stale else "") + where, case,
                      f"{spec['metric']} ({direction} is better)",
                      f"{head['ours']}: {_value_text(head, 'ours')}",
                      f"{head['baseline']}: {_value_text(head, 'baseline')}", fmt(head["ratio_ours_over_baseline"]),

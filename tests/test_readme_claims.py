@@ -94,6 +94,8 @@ def _all_strings():
         if not isinstance(payload, dict):
             continue
         out |= {path.stem, str(payload.get("name", ""))}
+        machine = payload.get("machine") or {}  # the CPU a timing names comes from the file's stamp
+        out |= {str(machine.get("cpu_model", "")), str((machine.get("simd") or {}).get("level", ""))}
         for row in payload.get("rows") or []:
             for key, value in row.items():
                 out.add(str(key))
