@@ -408,3 +408,25 @@ def test_robust_statistics_approach_the_homoskedastic_ones_under_homoskedasticit
         for method in ("CLR", "LM"):
             np.testing.assert_allclose(one_robust.weak_iv_test(b0, method)[0], one_plain.weak_iv_test(b0, method)[0],
                                        rtol=0.05)
+
+
+def test_weak_iv_inference_survives_pickle_and_skops():
+    import pickle
+
+    from sklearn_frontier import persistence
+
+    X, y, Z, W = _one_treatment(0, k=2, strength=0.1)
+    est = _fit(X, y, Z, W, cov_type="HC1")
+    before = est.confidence_set(0), est.weak_iv_test(1.0, "CLR"), str(est.summary())
+    import io
+
+    buffer = io.BytesIO()
+    persistence.dump(est, buffer)
+    buffer.seek(0)
+    for restored in (pickle.loads(pickle.dumps(est)), persistence.load(buffer)):
+        after = restored.confidence_set(0), restored.weak_iv_test(1.0, "CLR"), str(restored.summary())
+        assert after == before
+    # a refit is a new design: its sets are computed afresh, not read from the first fit's
+    est.fit(X[:150], y[:150], Z=Z[:150], W=W[:150])
+    assert est.confidence_set(0) == _fit(X[:150], y[:150], Z[:150], W[:150], cov_type="HC1").confidence_set(0)
+    assert est.confidence_set(0) != before[0]

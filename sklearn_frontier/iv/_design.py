@@ -7,7 +7,7 @@ import numpy as np
 from sklearn_frontier.iv._validation import _ControlDesign
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # identity equality: a fit's design is one object (and a weak-reference key)
 class PartialledDesign:
     """An IV model after the exogenous part is partialled out, in √w-scaled coordinates.
 

@@ -23,6 +23,8 @@ treatments is tested by *projection*, the minimum over the other coefficients, s
 other treatment.
 """
 
+import weakref
+
 import numpy as np
 import scipy.integrate
 import scipy.linalg
@@ -394,6 +396,9 @@ def _check_alpha(alpha):
         raise ValueError(f"alpha must be in (0, 1), got alpha={alpha!r}.")
 
 
+_SETS = weakref.WeakKeyDictionary()  # PartialledDesign -> {(feature, method, alpha): intervals}
+
+
 class _WeakIVMixin:
     """``weak_iv_test`` and ``confidence_set``: inference that stays valid when the instruments are weak.
 
@@ -401,6 +406,9 @@ class _WeakIVMixin:
     ``representation_stderr_``; the tested coefficients are those of the columns of the design
     (the treatments for 2SLS and k-class, the representation coordinates otherwise).
     """
+
+    # the fitted design is a project type inside every dump of these estimators (skops persistence)
+    _skops_nested_types = ("sklearn_frontier.iv._design.PartialledDesign",)
 
     def _weak_iv_design(self):
         check_is_fitted(self)
@@ -487,18 +495,16 @@ class _WeakIVMixin:
         _check_alpha(alpha)
         design = self._weak_iv_design()
         j = self._feature_index(feature, design.X.shape[1])
-        # the set is a function of the fitted design: computed once per fit (summary() asks again); the cache
-        # holds the design itself, so a refit (a new design) starts a new one
-        cache = getattr(self, "_weak_iv_sets_", None)
-        if cache is None or cache[0] is not design:
-            cache = self._weak_iv_sets_ = (design, {})
+        # the set is a function of the fitted design: computed once per fit (summary() asks again), cached
+        # beside the estimator (keyed weakly by its design) so the fitted state stays what fit set
+        cache = _SETS.setdefault(design, {})
         key = (j, method, float(alpha))
-        if key not in cache[1]:
+        if key not in cache:
             prob = self._weak_iv_problem(feature)
             check_method(method, prob)
-            cache[1][key] = invert(prob, method, alpha, float(self.representation_coef_[j]),
-                                   float(self.representation_stderr_[j]))
-        return list(cache[1][key])
+            cache[key] = invert(prob, method, alpha, float(self.representation_coef_[j]),
+                                float(self.representation_stderr_[j]))
+        return list(cache[key])
 
     def _effect_set(self, a, method, alpha):
         """The set of θ = aᵀb for a direction a of the coefficients (``effect_confidence_set``)."""
