@@ -13,13 +13,10 @@ from ._api import (
     dual_matmul,
     fwht,
     int4pack_matmul,
-    int8_matmul,
-    int8_matmul_available,
     lut4_dequantize,
     lut4_matmul,
     pack_int4,
     pack_int4_torch,
-    pack_int8_weight,
     pack_w4a8,
     torch_int4_fits,
     unpack_int4,
@@ -27,6 +24,7 @@ from ._api import (
     w4a8_matmul,
     w4a8_prepare,
 )
+from ._api_int8 import int8_matmul, int8_matmul_available, pack_int8_weight
 
 __all__ = ["pack_int4", "unpack_int4", "accumulate_gram", "fwht", "dual_matmul", "lut4_matmul", "lut4_dequantize",
            "pack_int4_torch", "int4pack_matmul", "torch_int4_fits", "pack_w4a8", "w4a8_matmul", "w4a8_decode_t",

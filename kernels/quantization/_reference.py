@@ -252,32 +252,11 @@ def pack_int8_weight(codes, scales, zeros, group_size):
     return wq, ch.astype(np.float32)
 
 
-def quantize_rows_int8(xr):
-    """Per-row symmetric int8 activations: ``xq = round(xr / s)``, ``s = amax / 127`` (1 for a zero row), torch.
-
-    Shared by both twins of :func:`int8_matmul`, which then differ only in how the integer products are summed.
-    """
-    import torch
-
-    s = xr.abs().amax(dim=1, keepdim=True).div_(127.0)
-    s = torch.where(s > 0, s, torch.ones_like(s))
-    xq = torch.round(xr / s).clamp_(-127, 127).to(torch.int8)
-    return xq, s
-
-
-def int8_epilogue(acc, s_row, ch_scale, x, tensor_scale, down, up_t, bias):
-    """``ts (acc s_row ch + (x down^T) up_t) + bias`` in float32 (both twins of :func:`int8_matmul`)."""
-    import torch
-
-    y = acc.to(torch.float32).mul_(s_row).mul_(ch_scale * tensor_scale)
-    if down is not None:
-        y.addmm_(x @ down.T, up_t, alpha=tensor_scale)
-    return y if bias is None else y.add_(bias)
-
-
 def int8_matmul(x, xr, wq, ch_scale, tensor_scale, down, up_t, bias):
     """Twin of the int8 GEMM backend: the same int8 activations, integer products summed exactly in int64."""
     import torch
+
+    from ._int8_parts import int8_epilogue, quantize_rows_int8
 
     xq, s_row = quantize_rows_int8(xr)
     acc = xq.to(torch.int64) @ wq.to(torch.int64).T

@@ -18,9 +18,11 @@ bfloat16 for this reason):
 by probing the packing op itself, so it does not depend on the op's internal tiling (used by the reference twin
 and the tests). On this build the op has only a CPU implementation; CUDA layers use the Triton kernel.
 
-Measured (one thread, AVX2 CPU without AVX512-BF16; ``python -m benchmarks._int4_dispatch``): ``_dyn_quant_matmul_4bit``
+Measured earlier (one thread, AVX2 CPU without AVX512-BF16): ``_dyn_quant_matmul_4bit``
 (the other int4 op torch ships) is 15-30x slower than this one here, so it is not used.
 """
+
+import functools
 
 import numpy as np
 import torch
@@ -123,15 +125,16 @@ def int8_matmul(x, xr, wq, ch_scale, tensor_scale, down, up_t, bias):
     Activations per row to int8 (shared with the reference twin), the weight ``wq`` (N, K) used transposed
     (a (K, N) view: the layout oneDNN's kernel reads fastest), the scales, low-rank branch and bias after.
     """
-    from ._reference import int8_epilogue, quantize_rows_int8
+    from ._int8_parts import int8_epilogue, quantize_rows_int8
 
     xq, s_row = quantize_rows_int8(xr)
     acc = torch._int_mm(xq, wq.T)
     return int8_epilogue(acc, s_row, ch_scale, x, tensor_scale, down, up_t, bias)
 
 
+@functools.cache
 def int_mm_available():
-    """Whether this torch build has the int8 GEMM (``torch._int_mm``) on CPU."""
+    """Whether this torch build has the int8 GEMM (``torch._int_mm``) on CPU (probed once)."""
     if not hasattr(torch, "_int_mm"):
         return False
     try:

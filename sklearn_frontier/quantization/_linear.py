@@ -485,15 +485,14 @@ class TwinQuantLinear(torch.nn.Module):
         from sklearn_frontier.kernels.quantization import int8_matmul
 
         ts, bias, transformed = fast.tensor_scale, fast.bias, self._transformed
-        down = self.lowrank_down.float() if self.rank else None
-        up_t = self.lowrank_up.float().T.contiguous() if self.rank else None
+        down = self.lowrank_down.float() if self.rank else None  # up_t (r, m) has the tensor scale folded in
 
         def run(x2):
             if fast.int8[0] is None:
-                fast.int8[0] = self._build_int8()
+                wq, ch = self._build_int8()
+                fast.int8[0] = (wq, ch * ts)  # the tensor scale folded into the channel scales
             wq, ch = fast.int8[0]
-            return int8_matmul(x2, wq, ch, tensor_scale=ts, down=down, up_t=up_t, bias=bias,
-                               xr=transformed(x2, fast))
+            return int8_matmul(x2, wq, ch, down=down, up_t=fast.up_t, bias=bias, xr=transformed(x2, fast))
 
         return run
 
