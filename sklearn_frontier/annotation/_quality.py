@@ -71,7 +71,7 @@ class OnlineDawidSkene:
         self.growth = float(growth)
         self.T = np.full((int(n_items), K), 1.0 / K)
         self.N = np.zeros((0, K, K))  # N[j, k, l] = sum of T[i, k] over the items j labelled l
-        self.class_counts = np.zeros(K)  # sum of T over labelled items
+        self.class_counts = np.zeros(K)  # sum of T (with a graph: of L) over labelled items
         self.item_labels = {}  # item -> {column: code}
         self.n_labels = 0
         self.n_per_worker = np.zeros(0, dtype=np.int64)
@@ -79,6 +79,9 @@ class OnlineDawidSkene:
         self._cursor = 0
         self._labelled = []  # labelled items in the order they were first labelled (the sweep's cycle)
         self._is_labelled = np.zeros(int(n_items))
+        # each item's labels alone (flat class prior): what its neighbours see, so that no posterior feeds back
+        # into the prior it came from
+        self.L = np.full((int(n_items), K), 1.0 / K)
 
     # -- the fold ------------------------------------------------------------------------------------
     def _grow(self, column):
@@ -127,16 +130,21 @@ class OnlineDawidSkene:
         t = self.T[item]
         for col, code in labels.items():
             self.N[col, :, code] -= t
-        self.class_counts -= t
+        self.class_counts -= self._class_share(item)
 
     def _add(self, item):
         t = self.T[item]
         for col, code in self.item_labels[item].items():
             self.N[col, :, code] += t
-        self.class_counts += t
+        self.class_counts += self._class_share(item)
+
+    def _class_share(self, item):
+        # With a graph, the class frequencies come from each item's labels alone: estimated from the posteriors,
+        # which the frequencies themselves shape, they can run away to one class when items have a label each.
+        return self.T[item] if self.graph is None else self.L[item]
 
     def _log_prior(self):
-        return np.log((np.maximum(self.class_counts, 0.0) + self.s) / (max(len(self.item_labels), 0) + self.K * self.s))
+        return np.log((np.maximum(self.class_counts, 0.0) + self.s) / (len(self.item_labels) + self.K * self.s))
 
     def _log_prior_of(self, item):
         if self.graph is None:
@@ -144,7 +152,7 @@ class OnlineDawidSkene:
         g = self.graph
         lo, hi = g.indptr[item], g.indptr[item + 1]
         nb = g.indices[lo:hi]
-        p = np.exp(self._log_prior()) + (g.data[lo:hi] * self._is_labelled[nb]) @ self.T[nb]
+        p = np.exp(self._log_prior()) + (g.data[lo:hi] * self._is_labelled[nb]) @ self.L[nb]
         return np.log(p / p.sum())
 
     def _log_conf(self, columns):
@@ -155,14 +163,17 @@ class OnlineDawidSkene:
         if item in self.gold:
             t = np.zeros(self.K)
             t[self.gold[item]] = 1.0
-            self.T[item] = t
+            self.T[item] = self.L[item] = t
             return
         labels = self.item_labels[item]
         cols = np.fromiter(labels.keys(), np.int64, len(labels))
         codes = np.fromiter(labels.values(), np.int64, len(labels))
         num = np.maximum(self.N[cols, :, codes], 0.0) + self.S[:, codes].T  # (r, K): P(label | class), unnormalized
         den = np.maximum(self.N[cols].sum(axis=2), 0.0) + self.S.sum(axis=1)
-        logt = self._log_prior_of(item) + (np.log(num) - np.log(den)).sum(axis=0)
+        ll = (np.log(num) - np.log(den)).sum(axis=0)
+        e = np.exp(ll - ll.max())
+        self.L[item] = e / e.sum()
+        logt = self._log_prior_of(item) + ll
         e = np.exp(logt - logt.max())
         self.T[item] = e / e.sum()
 
@@ -195,10 +206,11 @@ class OnlineDawidSkene:
             for k in range(K):
                 N[:, k, :] = np.bincount(cols * K + labs, weights=T[rows, k], minlength=m * K).reshape(m, K)
             log_conf = np.log((N + self.S) / (N.sum(axis=2, keepdims=True) + self.S.sum(axis=1)[:, None]))
-            pi = (T[labelled].sum(axis=0) + self.s) / (n_l + K * self.s)
             contrib = log_conf[cols, :, labs]
             loglik = np.stack([np.bincount(rows, weights=contrib[:, k], minlength=n) for k in range(K)], axis=1)
-            prior = pi[None, :] + np.asarray(self.graph @ (T * labelled[:, None]))
+            L = self._pin_gold(_softmax(loglik))
+            pi = (L[labelled].sum(axis=0) + self.s) / (n_l + K * self.s)
+            prior = pi[None, :] + np.asarray(self.graph @ (L * labelled[:, None]))
             logT = np.log(prior / prior.sum(axis=1, keepdims=True)) + loglik
             new = np.exp(logT - logT.max(axis=1, keepdims=True))
             new /= new.sum(axis=1, keepdims=True)
@@ -209,6 +221,7 @@ class OnlineDawidSkene:
             if shift < tol:
                 break
         self.T = T
+        self.L = np.where(labelled[:, None], L, 1.0 / K)
         self._recount()
 
     def _pin_gold(self, T):
@@ -263,31 +276,32 @@ class OnlineDawidSkene:
 _GRAPH_HOPS = 3
 
 
+def _softmax(logits):
+    e = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
 def graph_posterior(model, codes, graph):
     """Every item's class posterior: its labels weighed by ``model``'s confusion matrices, its graph neighbours'
-    posteriors as the prior (so the graph decides where the labels are few or come from near-random workers).
+    labels as the prior (so the graph decides where the labels are few or come from near-random workers).
 
-    Neighbours vote with their posteriors, a labelled one with weight 1 and an unlabelled one (whose posterior
-    is its own graph prior) with weight 1/2, over a few hops; the class frequencies weigh as much as one fully
-    labelled graph row. Gold items keep their class.
+    A labelled neighbour votes with the posterior of its own labels alone (weight 1); an unlabelled one with its
+    graph posterior of the previous hop (weight 1/2), over a few hops; the class frequencies weigh as much as one
+    fully labelled graph row. Gold items keep their class.
     """
     n, K = codes.shape[0], model.K
     rows, cols = np.nonzero(codes >= 0)
     log_conf = np.log(model.confusion(codes.shape[1]))
     contrib = log_conf[cols, :, codes[rows, cols]]
     loglik = np.stack([np.bincount(rows, weights=contrib[:, k], minlength=n) for k in range(K)], axis=1)
-    weight = np.where(np.bincount(rows, minlength=n) > 0, 1.0, 0.5)[:, None]
+    labelled = (np.bincount(rows, minlength=n) > 0)[:, None]
+    own = model._pin_gold(_softmax(loglik)) * labelled
     pi = model.class_prior()[None, :]
-    T = model.T
+    T = np.zeros((n, K))
     for _ in range(_GRAPH_HOPS):
-        prior = pi + np.asarray(graph @ (T * weight))
-        logT = np.log(prior / prior.sum(axis=1, keepdims=True)) + loglik
-        T = np.exp(logT - logT.max(axis=1, keepdims=True))
-        T /= T.sum(axis=1, keepdims=True)
-    for item, code in model.gold.items():
-        T[item] = 0.0
-        T[item, code] = 1.0
-    return T
+        prior = pi + np.asarray(graph @ (own + 0.5 * T * ~labelled))
+        T = _softmax(np.log(prior / prior.sum(axis=1, keepdims=True)) + loglik)
+    return model._pin_gold(T)
 
 
 def fit_offline(codes, n_classes, gold=None, graph=None):
