@@ -143,6 +143,22 @@ def test_analytic_weights_equal_linearmodels(Est, convention):
     assert ours.n_weighted_ == len(y) and ours.df_resid_ == len(y) - 5
 
 
+def test_analytic_weights_diagnostics_equal_linearmodels():
+    from linearmodels.iv import IVGMM
+
+    X, y, Z, W, _ = _data(400)
+    w = np.random.RandomState(5).uniform(0.2, 3.0, size=len(y))
+    robust = TwoStageLeastSquares(cov_type="HC0", weight_type="analytic").fit(X, y, Z=Z, W=W, sample_weight=w)
+    plain = TwoStageLeastSquares(cov_type="nonrobust", weight_type="analytic").fit(X, y, Z=Z, W=W, sample_weight=w)
+    lm_robust = IV2SLS(y, _exog(W), X, Z, weights=w).fit(cov_type="robust")
+    lm_plain = IV2SLS(y, _exog(W), X, Z, weights=w).fit(cov_type="unadjusted")
+    gmm = IVGMM(y, _exog(W), X, Z, weights=w).fit(cov_type="robust")
+    np.testing.assert_allclose(robust.endogeneity_[0], lm_robust.wooldridge_score.stat, rtol=1e-8)
+    np.testing.assert_allclose(plain.endogeneity_[0], lm_plain.durbin().stat, rtol=1e-8)
+    np.testing.assert_allclose(plain.sargan_[0], lm_plain.sargan.stat, rtol=1e-7)
+    np.testing.assert_allclose(robust.hansen_j_[0], gmm.j_stat.stat, rtol=1e-7)
+
+
 def test_analytic_weights_are_scale_invariant_and_drop_zero_rows():
     X, y, Z, W, g = _data(300)
     w = np.random.RandomState(6).uniform(0.2, 3.0, size=len(y))
