@@ -45,10 +45,18 @@ def server():
     context.__exit__(None, None, None)
 
 
+def _fresh_schema(server):
+    """A new, empty PostgreSQL schema on the shared server, and a URI whose connections work in it."""
+    name = "t" + uuid.uuid4().hex[:12]
+    with psycopg.connect(server.dsn(), autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{name}"')
+    return name, f"{server.dsn()}?options=-csearch_path%3D{name}"
+
+
 @pytest.fixture
 def dsn(server):
-    """A fresh database on the shared server."""
-    return server.create_database("t" + uuid.uuid4().hex[:12])
+    """A store of its own for each test: an empty schema (cheaper than a database) named in the URI."""
+    return _fresh_schema(server)[1]
 
 
 def _pool(n=300, seed=0):
@@ -309,17 +317,18 @@ def test_a_store_of_another_layout_or_foreign_tables_is_refused(server, dsn):
         AnnotationSession(RoundRobinAnnotator(classes=[0, 1]), X, store=dsn)
     assert err.value.check == "version" and "postgresql://postgres@" in str(err.value)
     assert PASSWORD not in _message(err)
-    foreign = server.create_database("foreign" + uuid.uuid4().hex[:8])
+    schema, foreign = _fresh_schema(server)
     with psycopg.connect(foreign) as conn:
         conn.execute("CREATE TABLE labels (id serial PRIMARY KEY, name text)")
     with pytest.raises(StateFileError, match="something other than a label store") as err:
         PostgreSQLLabelStore(foreign)
     assert err.value.check == "database"
-    with psycopg.connect(foreign) as conn:  # nothing was added to that database
-        tables = conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'").fetchall()
+    with psycopg.connect(foreign) as conn:  # nothing was added there
+        tables = conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = %s", (schema,)).fetchall()
     assert tables == [("labels",)]
-    store = PostgreSQLLabelStore(foreign, schema="team_a")  # a schema of its own in the same database
-    assert store.schema_version() >= 1 and "schema team_a" in store.path
+    team = "team_" + schema
+    store = PostgreSQLLabelStore(foreign, schema=team)  # a schema of its own in the same database
+    assert store.schema_version() >= 1 and f"schema {team}" in store.path
     store.close()
 
 
