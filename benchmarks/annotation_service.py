@@ -29,7 +29,8 @@ import numpy as np
 from sklearn.datasets import make_classification
 
 from benchmarks._annotation_backends import run_backends
-from benchmarks._harness import write_results
+from benchmarks._annotation_quality import QUALITY_NOTES, quality_checks, quality_rows, submit_latency_rows
+from benchmarks._harness import headline_pair, write_results
 
 N_WORKERS = 8
 THINK_S = 0.002
@@ -186,7 +187,8 @@ def run_layout(layout, n_items, n_submits, folder):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m benchmarks annotation_service")
-    parser.add_argument("--quick", action="store_true", help="2 000 submits on a 2 000-item pool")
+    parser.add_argument("--quick", action="store_true", help="2 000 submits on a 2 000-item pool; the worker-quality "
+                        "study on 2 seeds, 0 and 1/3 spammers, 2 labels per item")
     args = parser.parse_args(argv)
     n_items, n_submits = (2_000, 2_000) if args.quick else (10_000, 10_000)
     rows = []
@@ -196,6 +198,8 @@ def main(argv=None):
             print(rows[-1], flush=True)
     backend_rows, backend_notes = run_backends(n_items, n_submits)  # the same workload on SQLite and PostgreSQL
     rows += backend_rows
+    quality, trace = quality_rows(args.quick)
+    latency = submit_latency_rows(args.quick)
     checks = [f"{r['layout']}: {r['submits']} submits in {r['wall_s']:.1f} s ({r['throughput_per_s']:.0f}/s); "
               f"p99 next_item {r['next_item_p99_ms']:.1f} ms, submit {r['submit_p99_ms']:.1f} ms; "
               f"{r['mean_leased']:.1f} leases live on average, {100 * r['distinct_leased']:.1f}% on distinct items; "
@@ -209,7 +213,14 @@ def main(argv=None):
              "applies the other processes' labels to its own annotator. Latencies include every wait. Timed on a "
              "2-core machine shared with other jobs, so the two layouts' throughputs differ from run to run.\n\n"
              + backend_notes)
-    print(write_results("annotation_service", rows, notes=notes, headline=0))
+    checks += quality_checks(quality, latency)
+    notes = notes.replace("Checks:\n\n", "Checks:\n\n" + "\n".join(f"- {c}" for c in checks[len(rows):]) + "\n", 1)
+    notes += "\n\n" + QUALITY_NOTES
+    ours = ["session, quality-aware / its own labels()", "session, quality-aware / *",
+            "session, quality-aware, no declining / *"]  # the headline, then variants of ours (no baselines)
+    head = headline_pair(quality, key="method", ours=ours, metric="accuracy", lower_is_better=False,
+                         spam_fraction=0.333, labels_per_item=2)
+    print(write_results("annotation_service", rows + quality + trace + latency, notes=notes, headline=head))
     return 0
 
 
