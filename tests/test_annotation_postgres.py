@@ -430,3 +430,50 @@ def test_a_writer_that_waited_for_the_lock_sees_what_the_one_before_committed(ds
         assert [r.seq for r in first.labels_since(0)] == [1, 2, 3]
     first.close()
     second.close()
+
+
+def test_worker_quality_gold_and_batch_leases_live_in_the_store(dsn, tmp_path):
+    """What the session keeps beyond labels is in the store too: two machines agree, a reopened session as well."""
+    X, truth = _pool(n=60)
+    gold = {i: int(truth[i]) for i in range(4)}
+    make = lambda store, **kw: AnnotationSession(MA3SAnnotator(n_neighbors=5, classes=[0, 1], random_state=0),  # noqa: E731
+                                                 X, store=store, **kw)
+
+    def crowd(here, there):
+        for k in range(40):
+            session, name = (here, "good") if k % 2 else (there, "sloppy")
+            item = session.next_item(name)
+            answer = int(truth[item]) if name == "good" or k % 3 else 1 - int(truth[item])
+            session.submit(item, name, answer)
+
+    here, there = make(dsn, gold=gold, gold_per_worker=2), make(dsn)  # the second reads the stored gold
+    crowd(here, there)
+    quality = here.worker_quality()
+    assert there.worker_quality() == quality and quality["good"] > quality["sloppy"]
+    batch = there.next_items("good", 3)  # workers past their gold: a batch leased on one machine is not
+    assert len(set(batch)) == 3 and not set(batch) & set(here.next_items("sloppy", 3))  # handed out on another
+    here.close()
+    there.close()
+    again = make(dsn)  # replayed from the label log
+    assert again.worker_quality() == quality and again._gold_codes == gold
+    again.close()
+    lite_here = make(tmp_path / "s.sqlite", gold=gold, gold_per_worker=2)
+    lite_there = make(tmp_path / "s.sqlite")
+    crowd(lite_here, lite_there)
+    assert lite_here.worker_quality() == quality  # the same crowd on SQLite: the same estimates
+    lite_here.close()
+    lite_there.close()
+
+
+def test_a_layout_1_store_is_upgraded_like_sqlite(dsn):
+    X, _ = _pool(n=10)
+    AnnotationSession(RoundRobinAnnotator(classes=[0, 1]), X, store=dsn).close()
+    with psycopg.connect(dsn) as conn:  # back to layout 1: one lease per worker
+        conn.execute("DROP TABLE leases")
+        conn.execute("CREATE TABLE leases (col INTEGER PRIMARY KEY REFERENCES workers (col), item INTEGER NOT NULL, "
+                     "expires DOUBLE PRECISION NOT NULL)")
+        conn.execute("UPDATE meta SET value = '1' WHERE key = 'label_store_schema_version'")
+    session = AnnotationSession(RoundRobinAnnotator(classes=[0, 1]), X, store=dsn)
+    assert session.store.schema_version() == 2
+    assert len(set(session.next_items("w", 2))) == 2  # two leases of one worker: the (worker, item) key
+    session.close()
