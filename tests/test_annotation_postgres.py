@@ -367,6 +367,12 @@ def test_connection_lost_mid_transaction_writes_nothing_and_the_next_call_works(
         assert store.workers() == []  # nothing half-written
         assert store.add_worker("s:whole") == 0
     assert store.workers() == ["s:whole"]
+    with pytest.raises(RuntimeError, match="do not nest"):
+        with store.transaction():
+            with store.transaction():
+                pass
+    with store.transaction():  # the outer one was rolled back, and the store works on
+        assert store.add_worker("s:next") == 1
     store.close()
     with pytest.raises(ValueError, match="closed"):
         with store.transaction():

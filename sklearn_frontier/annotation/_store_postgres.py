@@ -162,6 +162,7 @@ class PostgreSQLLabelStore(LabelStore):
         self._worker_cache = []
         # writes whose result nobody reads wait here and travel with the next statement or the commit (pipeline)
         self._pending = None
+        self._active = False
         try:
             self._connect()
             self._ensure_schema()
@@ -305,9 +306,12 @@ class PostgreSQLLabelStore(LabelStore):
     @contextmanager
     def transaction(self, write=True):
         with self._lock:
+            if self._active:  # a BEGIN inside a transaction would be ignored and its COMMIT end the outer one
+                raise RuntimeError(f"The label store {self.path} is already in a transaction; they do not nest.")
             self._offset = self._counts = self._pending = None
             self._begin(write, counts=self._ready)
             self._pending = [] if write and self._pipeline else None
+            self._active = True
             try:
                 yield self
                 self._commit()
@@ -317,6 +321,7 @@ class PostgreSQLLabelStore(LabelStore):
                 raise
             finally:
                 self._offset = self._counts = self._pending = None
+                self._active = False
 
     def _commit(self):
         pending, self._pending = self._pending, None
