@@ -100,6 +100,8 @@ class PostgreSQLLabelStore(LabelStore):
         for messages.
     schema : str
         The PostgreSQL schema holding the tables.
+    timeout : float
+        The ``timeout`` given.
 
     Raises
     ------
