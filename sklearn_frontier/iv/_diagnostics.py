@@ -42,8 +42,10 @@ def _score_outer(scores, groups):
     """``Σ_i h_i h_iᵀ`` (heteroskedastic) or ``Σ_g (Σ_{i∈g} h_i)(Σ_{i∈g} h_i)ᵀ`` (clustered)."""
     if groups is None:
         return scores.T @ scores
-    sums = np.zeros((int(groups.max()) + 1, scores.shape[1]))
-    np.add.at(sums, groups, scores)
+    n_groups = int(groups.max()) + 1
+    # one bincount per column: the same row-order sums as np.add.at, several times faster at n = 1e6
+    sums = np.column_stack([np.bincount(groups, weights=scores[:, j], minlength=n_groups)
+                            for j in range(scores.shape[1])]) if scores.shape[1] else np.zeros((n_groups, 0))
     return sums.T @ sums
 
 
