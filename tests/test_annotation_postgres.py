@@ -29,9 +29,9 @@ from sklearn_frontier.exceptions import StateFileError
 
 psycopg = pytest.importorskip("psycopg", reason="psycopg is in the test extra (pip install -e '.[test]')")
 
+from benchmarks._annotation_backends import PASSWORD, local_postgres  # noqa: E402 - after the skip
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-from benchmarks._annotation_backends import PASSWORD, local_postgres  # noqa: E402
 
 
 @pytest.fixture(scope="session")
