@@ -36,6 +36,7 @@ from sklearn_frontier.iv._validation import (
     _instrument_basis,
     _weights,
     check_collinear,
+    check_frequency_weights,
 )
 from sklearn_frontier.utils._compat import Interval, StrOptions, _fit_context, validate_data
 
@@ -143,16 +144,6 @@ def _kclass_full_covariance(design, Dt, Dhat_t, D, raw_resid, w, kap, cov_type, 
     return 0.5 * (cov + cov.T)
 
 
-def _check_frequency_weights(n_w, k, owner):
-    if n_w - k <= 0:
-        raise ValueError(
-            f"sample_weight sums to {n_w:g}, which as frequency weights (the number of observations each row stands "
-            f"for) cannot carry {owner}'s {k:g} parameters: the residual degrees of freedom n_weighted - k = "
-            f"{n_w - k:g} are not positive and every standard error would be NaN. Weights that are probabilities "
-            "or relative precisions (for example normalised to sum to 1) are analytic weights: pass "
-            "weight_type='analytic'.")
-
-
 def fit_linear_iv(est, X, y, *, Z, W, groups, sample_weight, absorb, kappa=None, fuller_alpha=1.0):
     """Fit ``est`` (TwoStageLeastSquares, or KClassIVRegressor with ``kappa``) and set its fitted attributes."""
     X, y = validate_data(est, X, y, dtype=np.float64, ensure_min_samples=2, y_numeric=True, order="C")
@@ -184,9 +175,8 @@ def fit_linear_iv(est, X, y, *, Z, W, groups, sample_weight, absorb, kappa=None,
                              "InstrumentGuidedIVRegressor for more treatments than instruments.")
         check_collinear(Uz.T @ Dt, names, what="second-stage design (the treatments' first-stage fitted values)")
     k_exog = float(controls.rank) if controls is not None else float(center)
-    if sample_weight is not None and not analytic and np.count_nonzero(wp) - (p + k_exog) > 0:
-        # the rows could carry the model, so only the weights' scale can fail it
-        _check_frequency_weights(float(wp.sum()), p + k_exog, owner)
+    if sample_weight is not None and not analytic:
+        check_frequency_weights(wp, p + k_exog, owner)
     common = dict(center=center, cov_type=est.cov_type_, controls=controls, groups=part.groups,
                   debiased=est._debiased_param)
     if kappa is None:
