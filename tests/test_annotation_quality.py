@@ -331,3 +331,25 @@ def test_the_graph_fold_and_its_full_em_agree():
     T, _ = _dawid_skene_codes(codes, 2, smoothing=1.0, confusion_prior=default_confusion_prior(2))
     # features that separate the classes: the graph prior helps where two labels disagree
     assert np.mean(online.T.argmax(1) == truth) > np.mean(T.argmax(1) == truth)
+
+
+@pytest.mark.parametrize("propagation", ["evidence", "none", "uncertainty"])
+def test_new_votes_weighed_as_they_arrive_equal_a_full_reweigh(propagation):
+    X, truth = _pool(120)
+    rng = np.random.default_rng(6)
+    Y = np.full((120, 4), np.nan)
+    for i in range(0, 120, 3):
+        Y[i, rng.integers(4)] = truth[i]
+    weights = np.array([0.0, 0.5, 1.0, 2.5])
+    live = MA3SAnnotator(n_neighbors=5, propagation=propagation, classes=[0, 1], random_state=0).fit(X, Y)
+    live._set_vote_weights(weights)
+    rows = np.arange(1, 120, 3)
+    cols = rng.integers(0, 4, rows.size)
+    live.update(rows, truth[rows], annotators=cols)
+    live._weigh_new_votes(rows, cols, truth[rows])
+    Y[rows, cols] = truth[rows]
+    whole = MA3SAnnotator(n_neighbors=5, propagation=propagation, classes=[0, 1], random_state=0).fit(X, Y)
+    whole._set_vote_weights(weights)
+    np.testing.assert_allclose(live.counts_, whole.counts_, atol=1e-12)
+    np.testing.assert_allclose(live.uncertainty_, whole.uncertainty_, atol=1e-9)
+    np.testing.assert_array_equal(live.query(batch_size=5), whole.query(batch_size=5))

@@ -386,6 +386,27 @@ class MA3SAnnotator(_BaseAnnotator):
                                                     self.propagation_strength_, touched, a0, b0)
         return touched
 
+    def _shift_votes(self, rows, codes, delta):
+        if self.propagation != "evidence" or self._auto:
+            np.add.at(self.counts_, (rows, codes), delta)
+            if self._auto:
+                self._init_scores()  # the homophily tallies are integer votes: recount them
+            else:
+                self._refresh_all()
+            return None
+        indptr, indices, data = self._pt  # rows of P transposed: item i's votes reach the rows j with P_ji > 0
+        touched = [rows]
+        for i, k, d in zip(rows.tolist(), codes.tolist(), delta.tolist()):
+            self.counts_[i, k] += d
+            reached = indices[indptr[i]:indptr[i + 1]]
+            self.propagated_evidence_[reached, k] += d * data[indptr[i]:indptr[i + 1]]
+            touched.append(reached)
+        touched = np.unique(np.concatenate(touched))
+        a0, b0 = self._prior
+        self.uncertainty_[touched] = _kernels().refresh_rows(self.counts_, self.propagated_evidence_,
+                                                             self.propagation_strength_, touched, a0, b0)
+        return touched
+
     # -- batch diversity ------------------------------------------------------------------------------
     def _select(self, q, r, eligible, b, scores, return_utilities):
         """Greedy batch with virtual votes ("kriging believer"): the ``select_diverse`` kernel on any ranking.

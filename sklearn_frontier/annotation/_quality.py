@@ -7,8 +7,8 @@ the same model, bit for bit, whatever batches they read it in.
 Per label (Neal & Hinton's incremental EM): the labelled item's posterior is recomputed from the current
 parameters and its old contribution to the sufficient statistics is swapped for the new one, then the next
 ``sweep`` labelled items in index order get the same step (so every item's posterior keeps pace with the
-workers' confusion matrices). When the number of labels has grown by half since the last time, EM runs to
-convergence on all labels from the current posteriors (a geometric schedule: amortized O(1) per label). The
+workers' confusion matrices). When the number of labels has grown by a quarter since the last time, ten EM
+iterations run on all labels from the current posteriors (a geometric schedule: amortized O(1) per label). The
 fixed points are those of batch Dawid–Skene under the same prior (``_dawid_skene_codes`` with
 ``confusion_prior``).
 """
@@ -19,6 +19,8 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from ._aggregation import _dawid_skene_codes
+
+_REFRESH_ITERATIONS = 10
 
 
 def default_confusion_prior(n_classes, diagonal=3.0, off_diagonal=1.0):
@@ -49,14 +51,14 @@ class OnlineDawidSkene:
     gold : dict of int to int, default=None
         Items whose true class code is known: their posterior is that class, so every label they receive
         calibrates the worker directly.
-    sweep : int, default=2
+    sweep : int, default=4
         Other labelled items revisited after each label.
-    growth : float, default=1.5
+    growth : float, default=1.25
         Full EM runs when the label count reaches ``growth`` times its value at the last full run.
     """
 
     def __init__(self, n_items, n_classes, *, confusion_prior=None, class_prior=1.0, gold=None, graph=None,
-                 sweep=2, growth=1.5):
+                 sweep=4, growth=1.25):
         K = int(n_classes)
         # With a graph, an item's prior is the class frequencies plus its labelled neighbours' posteriors: labels
         # collected adaptively (contested items asked again, settled ones not) would otherwise make every worker
@@ -120,7 +122,9 @@ class OnlineDawidSkene:
                 self._estep_item(other)
                 self._add(other)
         if self.n_labels >= self._next_full:
-            self.converge()
+            # a bounded number of EM iterations, so that no submit waits for a full fit; each is an ascent and
+            # the next refresh carries on from here
+            self.converge(max_iter=_REFRESH_ITERATIONS)
             self._next_full = max(self._next_full + 1, int(np.ceil(self.growth * self.n_labels)))
 
     def _remove(self, item):

@@ -124,9 +124,9 @@ class AnnotationSession(_QualityMixin):
     **Worker quality.** The session keeps a Dawid–Skene model of the crowd: a confusion matrix per worker with
     a Dirichlet prior (a worker is believed right 3/4 of the time, worth four labels, until shown otherwise),
     and the posterior class of every labelled item. It is updated after every label by an incremental EM step
-    (the item's posterior, then two other items', swapped into the sufficient statistics) and refitted to
-    convergence each time the number of labels has grown by half, so a submit costs O(labels of the item)
-    plus an amortized O(1). It is a fold over the store's labels in ``seq`` order: replayed when a session
+    (the item's posterior, then four other items', swapped into the sufficient statistics), plus ten EM
+    iterations over all labels each time their number has grown by a quarter, so a submit costs O(labels of
+    the item) plus an amortized O(1). It is a fold over the store's labels in ``seq`` order: replayed when a session
     opens a store and caught up on every call, so every session on one store holds the same model, and it
     survives a reopen as the labels do (a correction is folded where it was made; a session opened later
     sees only the corrected label). :meth:`worker_quality` and :meth:`worker_confusion` read it.
@@ -285,8 +285,9 @@ class AnnotationSession(_QualityMixin):
                 fixes[r.item, r.column] = code
         if new:
             cells = np.array(list(new), dtype=np.int64)
-            self.annotator.update(cells[:, 0], self.classes_[np.fromiter(new.values(), np.int64)],
-                                  annotators=cells[:, 1])
+            new_codes = np.fromiter(new.values(), np.int64)
+            self.annotator.update(cells[:, 0], self.classes_[new_codes], annotators=cells[:, 1])
+            self.annotator._weigh_new_votes(cells[:, 0], cells[:, 1], new_codes)
         if fixes:
             cells = np.array(list(fixes), dtype=np.int64)
             self.annotator._replace_labels(cells[:, 0], cells[:, 1], np.fromiter(fixes.values(), np.int64))

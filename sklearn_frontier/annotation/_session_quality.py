@@ -13,6 +13,7 @@ from ._validation import count_votes
 # accuracy (who counts as one vote, as every worker did before any evidence); capped so that one near-perfect
 # worker cannot settle an item alone.
 _MAX_VOTE_WEIGHT = 3.0
+_WEIGHT_TOLERANCE = 0.05
 
 
 def check_quality_params(gold=None, min_worker_accuracy=None, min_worker_labels=20, gold_per_worker=3,
@@ -108,11 +109,18 @@ class _QualityMixin:
         return bool(q.accuracy(col + 1)[col] < self.min_worker_accuracy)
 
     def _reweigh(self):
-        """Give MA3S's vote counts the workers' current weights (when labels arrived since the last time)."""
+        """Give MA3S's vote counts the workers' current weights, when they moved since they were last set.
+
+        New labels get their worker's weight as they arrive (``_weigh_new_votes``, O(1 + in-degree) each); every
+        count is reweighed (O(n)) only when some worker's weight moved by more than ``_WEIGHT_TOLERANCE``.
+        """
         if not self.weigh_by_quality or not getattr(self, "_dirty", False):
             return
-        m = self.annotator.n_annotators_
-        self.annotator._set_vote_weights(vote_weights(self._quality.accuracy(m), self._quality.S))
+        ann = self.annotator
+        weights = vote_weights(self._quality.accuracy(ann.n_annotators_), self._quality.S)
+        old = getattr(ann, "_vote_weights", None)
+        if old is None or old.size != weights.size or np.abs(weights - old).max() > _WEIGHT_TOLERANCE:
+            ann._set_vote_weights(weights)
         self._dirty = False
 
     # -- aggregation ----------------------------------------------------------------------------------------------

@@ -519,6 +519,26 @@ class _BaseAnnotator(_SelectionMixin, ClassifierMixin, BaseEstimator):
         self._init_scores()
         self._rebuild_index()
 
+    def _weigh_new_votes(self, rows, cols, codes):
+        """Give labels just recorded at weight 1 their column's weight (columns beyond the weights keep 1)."""
+        w = getattr(self, "_vote_weights", None)
+        if w is None:
+            return
+        rows, cols, codes = (np.asarray(a, dtype=np.int64) for a in (rows, cols, codes))
+        weight = np.ones(cols.size)
+        known = cols < w.size
+        weight[known] = w[cols[known]]
+        keep = weight != 1.0
+        if keep.any():
+            self._index_touch(self._shift_votes(rows[keep], codes[keep], weight[keep] - 1.0))
+
+    def _shift_votes(self, rows, codes, delta):
+        """Add ``delta`` to some vote counts and rescore; return the rows whose score changed (None: all)."""
+        np.add.at(self.counts_, (rows, codes), delta)
+        touched = np.unique(rows)
+        self.uncertainty_[touched] = self._own_uncertainty(touched)
+        return touched
+
     def _plain_counts(self):
         """One vote per label, whatever weights the session gave the counts."""
         if getattr(self, "_vote_weights", None) is None:
