@@ -516,3 +516,53 @@ def w4a8_decode_t(packed, scale_t, zero_t, group_size, K, out=None, row_scale=No
         _decode_t(packed, scale_t, _EMPTY_U8 if zero_t is None else zero_t, zero_t is not None, int(group_size),
                   int(K), np.ascontiguousarray(row_scale, dtype=np.float32), out)
     return out
+
+
+# ------------------------------------------------------------------ the int8 path's passes over activations/outputs
+@njit(cache=True, nogil=True, fastmath={"nnan", "ninf", "nsz", "reassoc"})
+def _row_amax(row):
+    amax = np.float32(0.0)
+    for k in range(row.shape[0]):
+        amax = max(amax, abs(row[k]))
+    return amax
+
+
+_RNE = np.float32(12582912.0)  # 1.5 * 2**23: (v + c) - c rounds |v| < 2**22 half to even in float32
+
+
+@njit(cache=True, nogil=True)  # strict float32: x / s and the rounding exactly as torch computes them
+def _row_codes(row, sc, out):
+    for k in range(row.shape[0]):
+        q = (row[k] / sc + _RNE) - _RNE
+        out[k] = np.int8(np.int32(min(max(q, np.float32(-127.0)), np.float32(127.0))))
+
+
+@njit(cache=True, nogil=True)
+def int8_quantize_rows(xr, xq, s):
+    """One pass per row: ``s = amax / 127`` (1 for a zero row), ``xq = round(xr / s)`` half to even in int8 (float32
+    arithmetic, the same operations as the torch reference: bitwise the same codes)."""
+    for m in range(xr.shape[0]):
+        sc = _row_amax(xr[m]) / np.float32(127.0)
+        if sc == 0:
+            sc = np.float32(1.0)
+        s[m] = sc
+        _row_codes(xr[m], sc, xq[m])
+
+
+@njit(cache=True, nogil=True, fastmath=True)
+def int8_epilogue(acc, s, ch, z, up_t, has_lowrank, bias, has_bias, out):
+    """``out = acc s_row ch + z up_t + bias`` in one pass over the output (float32)."""
+    M, N = acc.shape
+    R = z.shape[1]
+    for m in range(M):
+        sm = s[m]
+        for n in range(N):
+            out[m, n] = np.float32(acc[m, n]) * sm * ch[n]
+        if has_lowrank:
+            for r in range(R):
+                zr = z[m, r]
+                for n in range(N):
+                    out[m, n] += zr * up_t[r, n]
+        if has_bias:
+            for n in range(N):
+                out[m, n] += bias[n]

@@ -122,14 +122,41 @@ def int4pack_matmul(x, packed, scale_zeros, zero_offsets, group_size, n_out):
 def int8_matmul(x, xr, wq, ch_scale, tensor_scale, down, up_t, bias):
     """The int8 path on torch's int8 GEMM (``torch._int_mm``: int8 x int8 -> int32, oneDNN on CPU).
 
-    Activations per row to int8 (shared with the reference twin), the weight ``wq`` (N, K) used transposed
-    (a (K, N) view: the layout oneDNN's kernel reads fastest), the scales, low-rank branch and bias after.
+    Activations per row to int8 (the same codes as the reference twin), the weight ``wq`` (N, K) used
+    transposed (a (K, N) view: the layout oneDNN's kernel reads fastest), then the scales, low-rank branch and
+    bias in one pass over the output. With numba both passes over activations and outputs are single numba
+    loops (a chain of torch element-wise ops costs more than the int8 GEMM itself); without it, torch ops.
     """
-    from ._int8_parts import int8_epilogue, quantize_rows_int8
+    try:
+        from ._numba import int8_epilogue as nb_epilogue
+        from ._numba import int8_quantize_rows
+    except ImportError:
+        from ._int8_parts import int8_epilogue, quantize_rows_int8
 
-    xq, s_row = quantize_rows_int8(xr)
-    acc = torch._int_mm(xq, wq.T)
-    return int8_epilogue(acc, s_row, ch_scale, x, tensor_scale, down, up_t, bias)
+        xq, s_row = quantize_rows_int8(xr)
+        return int8_epilogue(torch._int_mm(xq, wq.T), s_row, ch_scale, x, tensor_scale, down, up_t, bias)
+    xn = xr.detach().numpy()
+    if not xn.flags.c_contiguous or xn.dtype != np.float32:
+        xn = np.ascontiguousarray(xn, dtype=np.float32)
+    M, N = xn.shape[0], wq.shape[0]
+    xq = np.empty(xn.shape, dtype=np.int8)
+    s = np.empty(M, dtype=np.float32)
+    int8_quantize_rows(xn, xq, s)
+    acc = torch._int_mm(torch.from_numpy(xq), wq.T).numpy()
+    ch = ch_scale.numpy() if tensor_scale == 1.0 else (ch_scale * tensor_scale).numpy()
+    if down is not None:
+        z = (x @ down.T).numpy()
+        u = up_t.numpy() if tensor_scale == 1.0 else (up_t * tensor_scale).numpy()
+    else:
+        z, u = _EMPTY2, _EMPTY2
+    out = np.empty((M, N), dtype=np.float32)
+    nb_epilogue(acc, s, ch, z, u, down is not None, _EMPTY1 if bias is None else bias.numpy(), bias is not None,
+                out)
+    return torch.from_numpy(out)
+
+
+_EMPTY1 = np.zeros(1, dtype=np.float32)
+_EMPTY2 = np.zeros((1, 1), dtype=np.float32)
 
 
 @functools.cache

@@ -32,8 +32,8 @@ import torch
 from sklearn_frontier.utils._warnings import warn_user
 
 ENV = "SKLEARN_FRONTIER_QUANT_DISPATCH"
-#: upper row count of each bucket and the row count its probe runs at
-BUCKETS = (("1", 1, 1), ("2-8", 8, 8), ("9-64", 64, 64), (">64", float("inf"), 128))
+#: name, upper row count of each bucket and the row count its probe runs at (about the geometric middle)
+BUCKETS = (("1", 1, 1), ("2-8", 8, 4), ("9-64", 64, 24), (">64", float("inf"), 256))
 CONTRACT_FACTOR = 4.0
 #: paths tried, in order, when nothing can be timed: per bucket index 0 (one row) and the others
 FALLBACK = (("w4a8", "torch_int4", "numba_lut4", "dequantize"), ("int8", "dequantize"))

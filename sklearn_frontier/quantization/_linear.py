@@ -445,8 +445,10 @@ class TwinQuantLinear(torch.nn.Module):
     def _choose(self, plan, bucket, threads):
         """The (path, runner) of a bucket: measured once per shape and machine (cached), see ``_cpu_dispatch``."""
         candidates = dict(plan.runners)
-        if bucket >= 2:  # the value-table kernel is a few-rows kernel: timing it on many rows only costs
-            candidates.pop("numba_lut4", None)
+        # few-row kernels (one weight pass per few rows) are not timed where they cannot win: it would only cost
+        for path, first_bucket_left_out in (("numba_lut4", 2), ("w4a8", 3)):
+            if bucket >= first_bucket_left_out and len(candidates) > 1:
+                candidates.pop(path, None)
         rec = _cpu_dispatch.decide(plan.layer_key, candidates, plan.runners["dequantize"], self.in_features,
                                    bucket, threads)
         return rec.path, plan.runners[rec.path], rec
