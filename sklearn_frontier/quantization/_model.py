@@ -326,8 +326,9 @@ def quantize_model(module, calibration_inputs=None, method="twinquant", *, n_bit
         raises a ``ValueError`` naming it. Report records of loaded layers have ``from_checkpoint=True``.
     act_quant : {"int8", None}, default="int8"
         Activation precision of the new modules' CPU kernels (see :class:`TwinQuantLinear`, which says what
-        each costs in accuracy): "int8" lets the W4A8 kernel (int8 activations per 32-block) run where the
-        measured rule picks it, None keeps float activations.
+        each costs in accuracy): "int8" lets the int8-activation kernels (W4A8 for few rows, the int8 GEMM path
+        for many) run where the dispatch measures them fastest within the accuracy contract, None keeps float
+        activations.
     bits_per_weight : float or None, default=None
         A storage budget per layer, scales and low-rank factors included: rank-bearing methods (TwinQuant,
         SVD) get the largest ``rank`` that fits it on each layer, the others the smallest ``group_size`` that
