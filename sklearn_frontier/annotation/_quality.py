@@ -185,10 +185,10 @@ class OnlineDawidSkene:
         """Run EM to convergence on every label folded so far, from the current posteriors."""
         if not self.item_labels:
             return
-        codes = self.annotation_codes()
         if self.graph is not None:
-            self._converge_with_graph(codes, max_iter, tol)
+            self._converge_with_graph(max_iter, tol)
             return
+        codes = self.annotation_codes()
         init = self.T.copy()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)  # a partial refresh is still an EM ascent
@@ -197,35 +197,46 @@ class OnlineDawidSkene:
         self.T = T
         self._recount()
 
-    def _converge_with_graph(self, codes, max_iter, tol):
-        """EM whose E-step takes each item's prior from its labelled neighbours' posteriors (a fixed point)."""
-        n, K, m = codes.shape[0], self.K, codes.shape[1]
-        rows, cols = np.nonzero(codes >= 0)
-        labs = codes[rows, cols]
-        labelled = self._is_labelled.astype(bool)
-        n_l = int(labelled.sum())
-        T = self._pin_gold(self.T.copy())
+    def _label_arrays(self):
+        rows, cols, labs = [], [], []
+        for item, labels in self.item_labels.items():
+            for col, code in labels.items():
+                rows.append(item)
+                cols.append(col)
+                labs.append(code)
+        return (np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64), np.array(labs, dtype=np.int64))
+
+    def _converge_with_graph(self, max_iter, tol):
+        """EM whose E-step takes each item's prior from its labelled neighbours' label posteriors (a fixed point).
+
+        Only labelled items take part (an unlabelled neighbour adds nothing to a prior), so a run costs
+        O(labels + their graph rows), whatever the pool's size.
+        """
+        K, m = self.K, self.N.shape[0]
+        rows, cols, labs = self._label_arrays()
+        items = np.unique(rows)
+        local = np.searchsorted(items, rows)  # compact row of each label
+        n_l = items.size
+        G = self.graph[items][:, items]
+        gold = {int(np.searchsorted(items, i)): c for i, c in self.gold.items() if i in self.item_labels}
+        T = _pin(self.T[items].copy(), gold)
         for _ in range(max_iter):
             N = np.empty((m, K, K))
             for k in range(K):
-                N[:, k, :] = np.bincount(cols * K + labs, weights=T[rows, k], minlength=m * K).reshape(m, K)
+                N[:, k, :] = np.bincount(cols * K + labs, weights=T[local, k], minlength=m * K).reshape(m, K)
             log_conf = np.log((N + self.S) / (N.sum(axis=2, keepdims=True) + self.S.sum(axis=1)[:, None]))
             contrib = log_conf[cols, :, labs]
-            loglik = np.stack([np.bincount(rows, weights=contrib[:, k], minlength=n) for k in range(K)], axis=1)
-            L = self._pin_gold(_softmax(loglik))
-            pi = (L[labelled].sum(axis=0) + self.s) / (n_l + K * self.s)
-            prior = pi[None, :] + np.asarray(self.graph @ (L * labelled[:, None]))
-            logT = np.log(prior / prior.sum(axis=1, keepdims=True)) + loglik
-            new = np.exp(logT - logT.max(axis=1, keepdims=True))
-            new /= new.sum(axis=1, keepdims=True)
-            new[~labelled] = 1.0 / K
-            new = self._pin_gold(new)
+            loglik = np.stack([np.bincount(local, weights=contrib[:, k], minlength=n_l) for k in range(K)], axis=1)
+            L = _pin(_softmax(loglik), gold)
+            pi = (L.sum(axis=0) + self.s) / (n_l + K * self.s)
+            prior = pi[None, :] + np.asarray(G @ L)
+            new = _pin(_softmax(np.log(prior / prior.sum(axis=1, keepdims=True)) + loglik), gold)
             shift = float(np.abs(new - T).max())
             T = new
             if shift < tol:
                 break
-        self.T = T
-        self.L = np.where(labelled[:, None], L, 1.0 / K)
+        self.T[items] = T
+        self.L[items] = L
         self._recount()
 
     def _pin_gold(self, T):
@@ -236,10 +247,12 @@ class OnlineDawidSkene:
 
     def _recount(self):
         """Sufficient statistics from the posteriors, exactly (no drift from the incremental swaps)."""
-        self.N[:] = 0.0
-        self.class_counts[:] = 0.0
-        for item in self.item_labels:
-            self._add(item)
+        rows, cols, labs = self._label_arrays()
+        m, K = self.N.shape[0], self.K
+        for k in range(K):
+            self.N[:, k, :] = np.bincount(cols * K + labs, weights=self.T[rows, k], minlength=m * K).reshape(m, K)
+        items = np.unique(rows)
+        self.class_counts = (self.T if self.graph is None else self.L)[items].sum(axis=0)
 
     def annotation_codes(self):
         """The folded labels as an (n_items, n_workers) code matrix, -1 for missing."""
@@ -278,6 +291,13 @@ class OnlineDawidSkene:
 
 
 _GRAPH_HOPS = 3
+
+
+def _pin(T, gold):
+    for row, code in gold.items():
+        T[row] = 0.0
+        T[row, code] = 1.0
+    return T
 
 
 def _softmax(logits):
