@@ -579,7 +579,7 @@ def main(argv=None):
                          "solver='dense' keeps the old route).")
     for r in t4:
         notes.append(f"- T4 pcg_jacobi_batched numba / reference speed-up at r=32: {r['speedup']:.2f}× (target >= 3).")
-    default = "CEO(c=0.5,eps=0.001,norm=True)"
+    default = DEFAULT
     g1 = {r["method"]: r for r in rows if r["case"].startswith("G1")}
     headline = headline_pair(rows, key="method", ours=[default, "CEO*"], metric="ARI", lower_is_better=False,
                              cost="fit_s", seeds="seeds", case="G1 hypergraph SBM*") if g1 else None
