@@ -326,3 +326,12 @@ def test_simd_level_is_the_strongest_the_cpu_flags_make():
     assert _stamp.simd(info) == {"level": "avx512_vnni",
                                  "flags": ["avx512_vnni", "avx512f", "avx2", "fma", "avx", "sse4_2"]}
     assert _stamp.simd("flags : fpu sse2\n")["level"] == "baseline" and _stamp.simd("")["level"] == "unknown"
+
+
+def test_tables_show_the_mean_and_sd_and_leave_the_per_seed_lists_to_the_full_table():
+    rows = [{"case": "c", "method": m, **_harness.per_seed_columns("err", v, [0, 1, 2])}
+            for m, v in (("ours", [0.1, 0.2, 0.3]), ("base", [0.2, 0.3, 0.4]))]
+    result = Result("demo", {"rows": rows, "headline": _harness.headline_pair(rows, key="method", ours="ours",
+                                                                              metric="err")}, _layout.RESULTS)
+    (table,) = _tables.case_tables(result)
+    assert table.columns == ["method", "err", "err_sd"] and "err_per_seed" not in table.left_out
