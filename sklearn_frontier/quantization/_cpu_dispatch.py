@@ -1,7 +1,8 @@
 """Which CPU kernel runs a quantized layer, measured on the machine that runs it.
 
 No table of CPUs: for each bucket of row counts (1, 2-8, 9-64, more than 64) the candidate paths of a layer are
-timed on a seeded input of a representative row count, the first time a layer of that shape meets that bucket;
+timed on a seeded input of a representative row count, the first time a layer of that shape meets that bucket,
+with the core's caches overwritten before each timed call (as other layers overwrite them inside a model);
 the fastest path whose output stays within the accuracy contract is kept. Decisions are cached in memory and in
 a JSON file in the user cache directory (``$XDG_CACHE_HOME/sklearn_frontier/quantization_dispatch.json``, else
 ``~/.cache/...``), keyed by CPU model, torch's SIMD level, torch thread count, layer shape and format and the
@@ -193,6 +194,19 @@ def decide(layer_key, candidates, reference, n_in, bucket, threads):
     return rec
 
 
+#: bytes written between timed calls: more than a core's private caches, so that each candidate reads its
+#: weights (and writes its buffers) as it does inside a model, where other layers ran since its last call,
+#: rather than from the caches a probe that calls one layer again and again keeps warm for it
+EVICT_BYTES = 16 << 20
+_EVICT = []
+
+
+def _evict():
+    if not _EVICT:
+        _EVICT.append(torch.empty(EVICT_BYTES // 4, dtype=torch.float32))
+    _EVICT[0].fill_(1.0)
+
+
 def _rel(y, ref):
     den = float((ref.double() ** 2).sum())
     return float(((y.double() - ref.double()) ** 2).sum()) / max(den, 1e-300)
@@ -213,6 +227,7 @@ def measure(candidates, reference, n_in, bucket, repeats=5, budget_s=0.5):
         rel, first = {}, {}
         for path, run in candidates.items():
             run(x)  # builds, compiles, caches
+            _evict()
             t0 = clock()
             y = run(x)
             first[path] = clock() - t0
@@ -224,6 +239,7 @@ def measure(candidates, reference, n_in, bucket, repeats=5, budget_s=0.5):
         t_loop = time.perf_counter()
         for i in range(repeats):
             for p in timed:
+                _evict()
                 t0 = clock()
                 candidates[p](x)
                 times[p].append(clock() - t0)
