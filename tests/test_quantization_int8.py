@@ -101,3 +101,35 @@ def test_int8_matmul_bad_input():
         int8_matmul(torch.ones(1, 32), wq, ch, down=torch.ones(1, 32))
     with pytest.raises(ValueError, match="scales must have shape"):
         pack_int8_weight(np.ones((2, 32), np.int8), np.ones((2, 2), np.float32), None, 32)
+
+
+def test_minilm_int8_path_costs_little_beyond_the_weights():
+    """End to end on all-MiniLM-L6-v2 (RTN weights, quick to make): with every layer on the int8 path at every
+    row count, the embedding cosine to fp32 stays within 0.01 of the weight-only product's (exact decode).
+    The absolute bound (cosine >= 0.97 with TwinQuant rank 8) needs TwinQuant's minutes-long fit: it is checked
+    by ``python -m benchmarks twinquant_kernel``."""
+    import copy
+
+    from sklearn_frontier.quantization import TwinQuantLinear, _cpu_dispatch, quantize_model
+
+    if not int8_matmul_available():
+        pytest.skip("torch._int_mm unavailable")
+    try:
+        from sklearn_frontier.datasets import load_minilm_l6_v2
+
+        model, _ = load_minilm_l6_v2()
+    except ImportError as exc:
+        pytest.skip(str(exc))
+    texts = ["How do I open a file?", "The stock market crashed today.",
+             "Return a new list containing all items from the iterable in ascending order.",
+             "A man is eating a piece of bread."]
+    q = copy.deepcopy(model)
+    quantize_model(q, method="rtn", group_size=128, act_quant="int8")
+    cos = {}
+    with torch.no_grad():
+        ref = model.encode(texts)
+        for path in ("int8", "dequantize"):
+            with _cpu_dispatch.force_path(path):
+                cos[path] = np.sum(ref * q.encode(texts), axis=1)
+            assert {m.last_path_ for m in q.modules() if isinstance(m, TwinQuantLinear)} == {path}
+    assert np.all(cos["int8"] >= cos["dequantize"] - 0.01), cos
