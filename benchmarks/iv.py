@@ -241,10 +241,10 @@ def main(argv=None):
              "skipped. Threads: whatever the environment sets (run with OMP_NUM_THREADS=1 for the CI numbers).")
     columns = ["cell", "method", "M1_median", "M1_q90", "M2_median", "angle_deg_median", "out_of_subspace_median",
                "pthat_err_median", "ig_beats_pca_fraction", "coverage_95", "fit_median_s", "fit_ratio_vs_ig"]
-    # plssvd_unscaled is InstrumentGuidedIVRegressor(whiten_instruments=False), equal to ours at r = k by
-    # construction: a sanity anchor like the oracle, not a competitor
+    # plssvd_unscaled (2SLS on scikit-learn's PLSSVD(scale=False) span) equals ours at r = k by construction; a
+    # user can assemble it from scikit-learn, so it stays a baseline and that case reads as the tie it is
     headline = headline_pair(rows, key="method", ours=["instrument_guided", "instrument_guided *"],
-                             not_baselines=["oracle", "plssvd_unscaled"], metric="M1_median", cost="fit_median_s",
+                             not_baselines=["oracle"], metric="M1_median", cost="fit_median_s",
                              seeds="seeds", cell="G1 default (n=4000,p=80,k=3,α=50)")
     text = write_results("iv", rows, command=command, notes=notes, columns=columns, headline=headline)
     print(text)
