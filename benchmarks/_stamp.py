@@ -170,17 +170,44 @@ def family_sources(family, root=ROOT):
 _CHANGED = {}
 
 
+def _code(text):
+    """A Python source's code without its docstrings and comments (an AST dump), or None when it does not parse."""
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(
+                getattr(body[0], "value", None), ast.Constant) and isinstance(body[0].value.value, str):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree)
+
+
+def _code_changed(root, commit, path):
+    """Whether ``path`` differs between ``commit`` and HEAD in more than comments and docstrings."""
+    old = _git("show", f"{commit}:{path}", cwd=root)
+    new = _git("show", f"HEAD:{path}", cwd=root)
+    if old is None or new is None or not path.endswith(".py"):
+        return old != new  # added, deleted, or not Python: a change unless both are absent
+    old_code, new_code = _code(old), _code(new)
+    return old_code is None or old_code != new_code
+
+
 def _changed_since(root, commit, paths):
-    """The commits after ``commit`` (reachable from HEAD) that touch ``paths``: a list, or None when git cannot
-    tell (no repository here, or a commit it does not know)."""
+    """The source files under ``paths`` whose code (not only comments or docstrings) differs between ``commit``
+    and HEAD: a list, or None when git cannot tell (no repository here, or a commit it does not know)."""
     head = _git("rev-parse", "HEAD", cwd=root)
     key = (str(root), head, commit, paths)
     if key not in _CHANGED:
         if _git("cat-file", "-e", f"{commit}^{{commit}}", cwd=root) is None:
             _CHANGED[key] = None
         else:
-            out = _git("rev-list", f"{commit}..HEAD", "--", *paths, cwd=root) if paths else ""
-            _CHANGED[key] = None if out is None else out.split()
+            out = _git("diff", "--name-only", commit, "HEAD", "--", *paths, cwd=root) if paths else ""
+            _CHANGED[key] = None if out is None else [
+                p for p in out.split() if "__pycache__" not in p and _code_changed(root, commit, p)]
     return _CHANGED[key]
 
 
@@ -188,8 +215,9 @@ def staleness(payload, family, root=ROOT):
     """Why a results payload no longer describes its family's code, in words, or None when it does.
 
     Stale: no stamp (written before results were stamped); source files of the family that were uncommitted when
-    it was measured; or a commit after the stamped one that changed the family's source. When git cannot read
-    the stamped commit here (an export without history) nothing can be said, and None is returned.
+    it was measured; or a family source file whose code differs from the stamped commit's (an edit of comments or
+    docstrings only changes no measurement). When git cannot read the stamped commit here (an export without
+    history) nothing can be said, and None is returned.
     """
     commit = payload.get("commit")
     if not commit or "cpu_model" not in (payload.get("machine") or {}):
@@ -202,8 +230,7 @@ def staleness(payload, family, root=ROOT):
         return None
     changed = _changed_since(root, commit, sources)
     if changed:
-        return (f"{', '.join(sources)} changed after commit {commit[:12]} in {len(changed)} "
-                f"commit{'s' if len(changed) > 1 else ''} (latest {changed[0][:12]})")
+        return f"{', '.join(sources)} changed after commit {commit[:12]}: the code of {', '.join(changed)}"
     if changed is None and _git("rev-parse", "HEAD", cwd=root) is not None:
         return f"commit {commit[:12]} is not in this repository's history"
     return None

@@ -45,10 +45,18 @@ def test_a_change_to_the_family_source_after_the_stamp_makes_the_result_stale(re
     _commit(repo, "sklearn_frontier/sdr/_core.py")  # another family's code
     _commit(repo, "benchmarks/iv.py")  # the benchmark itself: not the code it measures
     assert _stamp.staleness(payload, "iv", repo) is None
+    # comments and docstrings change no measurement
+    _commit(repo, "sklearn_frontier/iv/_core.py", '"""What this module holds."""\n\nx = 1  # the value\n')
+    assert _stamp.staleness(payload, "iv", repo) is None
     _commit(repo, "kernels/iv/_api.py")
     reason = _stamp.staleness(payload, "iv", repo)
-    assert reason.startswith("sklearn_frontier/iv, kernels/iv changed after commit " + payload["commit"][:12])
+    assert reason == ("sklearn_frontier/iv, kernels/iv changed after commit " + payload["commit"][:12]
+                      + ": the code of kernels/iv/_api.py")
     assert _stamp.staleness(payload, "sdr", repo) is not None  # sdr changed after the stamp too
+    (repo / "sklearn_frontier/iv/_added.py").write_text("y = 1\n")  # a new module is new code
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "add")
+    assert "sklearn_frontier/iv/_added.py" in _stamp.staleness(payload, "iv", repo)
 
 
 def test_uncommitted_family_source_at_the_start_or_no_stamp_is_stale(repo):
