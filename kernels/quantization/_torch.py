@@ -18,8 +18,8 @@ bfloat16 for this reason):
 by probing the packing op itself, so it does not depend on the op's internal tiling (used by the reference twin
 and the tests). On this build the op has only a CPU implementation; CUDA layers use the Triton kernel.
 
-Measured earlier (one thread, AVX2 CPU without AVX512-BF16): ``_dyn_quant_matmul_4bit``
-(the other int4 op torch ships) is 15-30x slower than this one here, so it is not used.
+``_dyn_quant_matmul_4bit`` (the other int4 op torch ships) is not used: in an earlier measurement on one CPU
+(one thread, AVX2 without AVX512-BF16; no committed results table) it was much slower than this one.
 """
 
 import functools
