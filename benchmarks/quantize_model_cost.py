@@ -4,8 +4,9 @@
 
 * ``forward``: the fp32 model over the calibration batches (one paragraph a batch, unpadded), no hooks;
 * ``quantize_model`` with those batches for RTN (its weights do not depend on the data, but the statistics
-  pass scores them on it for the report's ``calib_relative_error``) and for SVD rank 8 (data-aware), wall time split into the part spent in the quantizers (the per-layer ``fit_time_s``
-  of the report) and the rest (the statistics pass, module construction);
+  pass scores them on it for the report's ``calib_relative_error``) and for SVD rank 8 (data-aware), wall
+  time split into the part spent in the quantizers (the per-layer ``fit_time_s`` of the report) and the rest
+  (the statistics pass, module construction);
 * ``rtn without data``: the same RTN weights with no calibration batches.
 
 ``--compare-with COMMIT`` measures the code of an earlier commit first (``git archive`` of its package, run in a
