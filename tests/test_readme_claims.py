@@ -225,10 +225,13 @@ _FIGURE = re.compile(
     r"|(?:faster|slower)\s+than\b[^.]*", re.IGNORECASE)
 
 
+_DTYPES = re.compile(r"\b(?:b?float|fp|u?int|bf|torch\.\w+)\d+\w*|\bW\d+A\d+\b", re.IGNORECASE)  # number formats
+
+
 def _figures(text):
     found = [m.group(0) for m in _RATIO.finditer(text) if not _SHAPE_AFTER.match(m.group(1) or "")]
     for m in _FIGURE.finditer(text):
-        if not re.match(r"(?i)(faster|slower)\s+than", m.group(0)) or re.search(r"\d", m.group(0)):
+        if not re.match(r"(?i)(faster|slower)\s+than", m.group(0)) or re.search(r"\d", _DTYPES.sub("", m.group(0))):
             found.append(m.group(0))
     return found
 
@@ -276,5 +279,6 @@ def test_no_benchmark_figure_is_typed_into_the_docs_or_the_docstrings():
 
 def test_the_figure_detector_tells_measurements_from_shapes():
     assert _figures("the kernel ran 0.64× the float time; 15-30x slower; 1.9 times faster; 4-8% RMSE")
-    assert _figures("coverage 0.95 vs 0.97-0.98") and _figures("it did not run faster than float32 here")
+    assert _figures("coverage 0.95 vs 0.97-0.98") and _figures("it ran faster than float32 at 16 rows")
     assert _figures("an 8×8 image, a 64 × k basis, n x n buffers, the 95 % interval, 10% labels") == []
+    assert _figures("whether it is faster than float32 or bfloat16 depends on the CPU") == []
