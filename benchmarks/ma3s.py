@@ -427,9 +427,10 @@ def main(argv=None):
     print(text)
     import json
 
-    from benchmarks._harness import RESULTS
+    from benchmarks._harness import results_dir
 
-    payload = json.loads((RESULTS / f"{args.name}.json").read_text())
+    path = results_dir(args.quick) / f"{args.name}.json"  # the file write_results wrote (quick runs: quick/)
+    payload = json.loads(path.read_text())
     payload["raw"] = raw
-    (RESULTS / f"{args.name}.json").write_text(json.dumps(payload, indent=2, default=float))
+    path.write_text(json.dumps(payload, indent=2, default=float))
     return 0
