@@ -24,7 +24,8 @@ class PRBASTRegressor(_BaseSpanningTreeEnsemble):
 
     The default component (``component=None``) is ``RoutedField(learn_tau2=True)``: the routed field
     with its total prior variance learned; predictions attach new points with barycentric weights in
-    their Delaunay triangle (see ``benchmarks/results/prbast.md`` for the measurements behind both).
+    their Delaunay triangle (``python -m benchmarks prbast`` measures both; its tables are on the benchmark
+    page).
 
     Read more in the :ref:`User Guide <user_guide_spanning_trees>`.
 
