@@ -604,7 +604,7 @@ def quick_rows_note(results=None):
     c = Claim()
     if not quick:
         return c.say("Every row comes from a full run.")
-    c.say("Rows from quick runs (reduced grids and seeds; no full run committed yet): ")
+    c.say("Rows from quick runs (reduced grids and seeds; no full run on the current code is committed): ")
     for i, r in enumerate(quick):
         c.say("" if i == 0 else ", ").label(r.name)
     return c.say(".")

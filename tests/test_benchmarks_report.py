@@ -195,8 +195,8 @@ def test_report_writes_every_page_from_the_results_and_labels_quick_runs(tmp_pat
     assert ("| spanning_trees | [prbast](results/quick/prbast.md) | quick | horseshoe | rmse (lower is better) | "
             "PRBAST 0.1 ± 0.01 (n=5) | GP 0.15 ± 0.02 (n=5; strongest of two) | 0.667× | better |") in text
     assert "<!-- claim:verdict-spanning_trees -->mixed (1 better, 0 tie, 1 worse)<!--" in text
-    assert "<!-- claim:quick-rows -->Rows from quick runs (reduced grids and seeds; no full run committed yet): " \
-           "prbast, iv.<!--" in text
+    assert ("<!-- claim:quick-rows -->Rows from quick runs (reduced grids and seeds; no full run on the current "
+            "code is committed): prbast, iv.<!--") in text
     page = (tmp_path / "docs" / "benchmarks" / "spanning_trees.rst").read_text()
     assert page.startswith(".. _benchmarks_spanning_trees:") and "rmse over 2 domains" in page
     assert (tmp_path / "docs" / "benchmarks" / "figures" / "spanning_trees.png").exists()
