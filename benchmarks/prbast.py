@@ -334,8 +334,9 @@ def _merge(names, args):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m benchmarks prbast")
-    parser.add_argument("--quick", action="store_true", help="0.3x sweeps, n in {300, 800}, 2 seeds")
-    parser.add_argument("--seeds", type=int, default=None, help="seeds per case (default 3; quick 2)")
+    parser.add_argument("--quick", action="store_true", help="0.3x sweeps, n in {300, 800}")
+    parser.add_argument("--seeds", type=int, default=None,
+                        help="seeds per case (default 3, quick too: a paired standard error needs more than two)")
     parser.add_argument("--seed-start", type=int, default=0)
     parser.add_argument("--cases", default=",".join(CASES))
     parser.add_argument("--sizes", default=None, help="comma-separated n_train (default 1000,4000; quick 300,800)")
@@ -350,7 +351,7 @@ def main(argv=None):
         return _curves(args)
     if args.merge:
         return _merge(args.merge.split(","), args)
-    n_seeds = args.seeds or (2 if args.quick else 3)
+    n_seeds = args.seeds or 3
     sizes = [int(x) for x in args.sizes.split(",")] if args.sizes else list(SIZES["quick" if args.quick else "full"])
     which = ["PRBAST", *BART_LABELS, "BAST", "GP Matern (Euclidean)", "HistGB", "RandomForest", "kNN"]
     if args.ablation:
