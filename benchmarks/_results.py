@@ -11,6 +11,7 @@ FAMILY_OF = {"smave": "sdr", "sdr": "sdr", "prbast": "spanning_trees", "bast": "
              "spanning": "spanning_trees", "mixconfig": "configurations", "configurations": "configurations",
              "iv": "iv", "ceo": "topology", "topology": "topology", "ma3s": "annotation", "annotation": "annotation",
              "twinquant": "quantization", "wush": "quantization", "quantization": "quantization",
+             "quantize_model": "quantization", "int4": "quantization",
              "transport": "transport", "lot": "transport", "w4a8": "quantization",
              "minilm_readers": "ecosystem", "skorch": "ecosystem", "scaleout": "ecosystem", "kernels": "ecosystem"}
 
