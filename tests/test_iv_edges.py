@@ -112,6 +112,23 @@ def test_frequency_weights_too_small_to_carry_the_model_are_refused(scale):
     assert np.all(np.isfinite(est.stderr_)) and est.n_weighted_ == len(y)
 
 
+def test_guided_estimator_refuses_weights_normalised_to_one_in_a_pipeline():
+    """Weights that sum to 1 gave InstrumentGuidedIVRegressor NaN standard errors without a word; as frequency
+    weights they cannot carry the model, so the fit says so (and counts of the same shape fit)."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from sklearn_frontier.iv import InstrumentGuidedIVRegressor
+
+    X, y, Z, _, _ = _data(300)  # pandas, as users pass them
+    w = np.random.RandomState(4).uniform(0.5, 1.5, size=len(y))
+    pipe = make_pipeline(StandardScaler(), InstrumentGuidedIVRegressor())
+    with pytest.raises(ValueError, match=r"sample_weight sums to .*frequency weights only"):
+        pipe.fit(X, y, instrumentguidedivregressor__Z=Z, instrumentguidedivregressor__sample_weight=w / w.sum())
+    pipe.fit(X, y, instrumentguidedivregressor__Z=Z, instrumentguidedivregressor__sample_weight=w)
+    assert np.all(np.isfinite(pipe[-1].representation_stderr_))
+
+
 # -- analytic weights ----------------------------------------------------------------------------------------
 linearmodels = pytest.importorskip("linearmodels")
 from linearmodels.iv import IV2SLS, IVLIML  # noqa: E402

@@ -22,7 +22,13 @@ from sklearn_frontier.iv._regressor_base import (
     split_halves,
 )
 from sklearn_frontier.iv._representation import InstrumentGuidedRepresentation
-from sklearn_frontier.iv._validation import _ControlDesign, _instrument_basis, _weights, record_side_arrays
+from sklearn_frontier.iv._validation import (
+    _ControlDesign,
+    _instrument_basis,
+    _weights,
+    check_frequency_weights,
+    record_side_arrays,
+)
 from sklearn_frontier.utils._compat import (
     Interval,
     StrOptions,
@@ -290,6 +296,12 @@ class InstrumentGuidedIVRegressor(_IVInferenceMixin, RegressorMixin, BaseEstimat
             X2, y2, w2, W2, g2 = X, y, w, W, groups
         self._share_input_checks(rep, Z_in, W_in, side)
         D2 = rep._encode(X2)[0]
+        if sample_weight is not None:
+            k = 1 + D2.shape[1] + (0 if W2 is None else W2.shape[1])  # intercept, components, controls
+            check_frequency_weights(w2, k, type(self).__name__,
+                                    remedy="this estimator takes frequency weights only, so pass counts (for "
+                                           "example the weights times the number of rows), or fit "
+                                           "TwoStageLeastSquares or KClassIVRegressor with weight_type='analytic'")
         stats = second_stage_for(self, D2, y2, w2, Uz, W2, g2)
         linear = rep.method == "linear"
         directions = rep.components_.T if linear else None

@@ -327,11 +327,12 @@ def check_collinear(A, names, *, what, raw_norms=None):
                       stacklevel=user_stacklevel())
 
 
-def check_frequency_weights(w, k, owner):
+def check_frequency_weights(w, k, owner, remedy="pass weight_type='analytic'"):
     """Refuse frequency weights whose sum cannot carry ``k`` parameters although the rows could.
 
     Weights normalised to sum to 1 (probabilities) leave ``n_weighted − k ≤ 0`` residual degrees of freedom and NaN
     standard errors; with as few rows as parameters the data themselves are the problem, which is not refused here.
+    ``remedy`` ends the message: what the estimator at hand offers for such weights.
     """
     n_w = float(w.sum())
     if np.count_nonzero(w) - k > 0 >= n_w - k:
@@ -339,5 +340,4 @@ def check_frequency_weights(w, k, owner):
             f"sample_weight sums to {n_w:g}, which as frequency weights (the number of observations each row stands "
             f"for) cannot carry {owner}'s {k:g} parameters: the residual degrees of freedom n_weighted - k = "
             f"{n_w - k:g} are not positive and every standard error would be NaN. Weights that are probabilities "
-            "or relative precisions (for example normalised to sum to 1) are analytic weights: pass "
-            "weight_type='analytic'.")
+            f"or relative precisions (for example normalised to sum to 1) are analytic weights: {remedy}.")
